@@ -1,0 +1,281 @@
+"""The embedded engine: one local SparkSession per process, bridged to Delta tables via delta-rs.
+
+SQL runs in Spark. Statements that change storage are issued by this project's macros as
+*directives*: a ``/* tablestream:{json} */`` comment naming the operation, followed by the
+query whose result the operation writes. A directive is carried out here with delta-rs as one
+Delta commit, so every write can carry a commit marker (SetTransaction + commitInfo).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dbt_tablestream import exceptions
+from dbt_tablestream.embedded._catalog import WarehouseCatalog, qualified, quote
+from dbt_tablestream.embedded._delta import (
+    CommitMarker,
+    MergeSpec,
+    add_columns,
+    delete_rows,
+    merge_table,
+    write_table,
+)
+from dbt_tablestream.embedded._session import check_warehouse, start_spark
+from dbt_tablestream.embedded._sources import table_changes_class
+from dbt_tablestream.exceptions import DirectiveError, TablestreamError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+DIRECTIVE = re.compile(r"/\*\s*tablestream:(\{.*?\})\s*\*/", re.DOTALL)
+NOT_FOUND_MARKERS = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND")
+
+
+@dataclass
+class StatementResult:
+    """What a statement returned: a Spark DataFrame for queries, or a count for directives."""
+
+    dataframe: DataFrame | None = None
+    rows_affected: int = -1
+    message: str = "OK"
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_directive(sql: str) -> tuple[dict[str, Any], str] | None:
+    """Split ``sql`` into (directive, body) when it carries a tablestream directive."""
+    match = DIRECTIVE.search(sql)
+    if match is None:
+        return None
+    try:
+        directive = json.loads(match.group(1))
+    except json.JSONDecodeError as error:
+        raise DirectiveError(f"Malformed tablestream directive {match.group(1)!r}: {error}") from error
+    if not isinstance(directive, dict) or "op" not in directive:
+        raise DirectiveError(f"A tablestream directive needs an 'op': {match.group(1)!r}")
+    body = sql[match.end() :].strip().rstrip(";").strip()
+    return directive, body
+
+
+class Engine:
+    """Runs SQL and directives against one warehouse. Use :func:`get_engine`, not the constructor."""
+
+    def __init__(self, spark: SparkSession, warehouse: Path) -> None:
+        self.spark = spark
+        self.warehouse = warehouse
+        self.catalog = WarehouseCatalog(spark, warehouse)
+        self.spark.udtf.register("table_changes", _table_changes_udtf(str(warehouse)))
+
+    # ----- statements ----------------------------------------------------------------------
+    def execute(self, sql: str) -> StatementResult:
+        parsed = parse_directive(sql)
+        if parsed is not None:
+            directive, body = parsed
+            return self.run_directive(directive, body)
+        return StatementResult(dataframe=self.sql(sql))
+
+    def sql(self, sql: str) -> DataFrame:
+        """Run Spark SQL; when it names a relation another process created since, sync and retry once."""
+        from pyspark.errors import AnalysisException
+
+        try:
+            try:
+                return self.spark.sql(sql)
+            except AnalysisException as error:
+                if not any(marker in str(error) for marker in NOT_FOUND_MARKERS):
+                    raise
+                self.catalog.sync()
+                return self.spark.sql(sql)
+        except AnalysisException as error:
+            own = own_error(error)
+            if own is None:
+                raise
+            raise own from error
+
+    def sql_arrow(self, sql: str) -> pa.Table:
+        """Run a query to an Arrow table; errors our Python code raised inside Spark come out unwrapped."""
+        from pyspark.errors import PySparkException
+
+        frame = self.sql(sql)
+        try:
+            return frame.toArrow()
+        except PySparkException as error:
+            own = own_error(error)
+            if own is None:
+                raise
+            raise own from error
+
+    def columns_of(self, schema: str | None, name: str) -> StructType | None:
+        """The Spark schema of a relation, or None when it does not exist."""
+        from pyspark.errors import AnalysisException
+
+        if schema:
+            known = self.catalog.table_schema(schema, name)
+            if known is not None:
+                return known
+        target = qualified(schema, name) if schema else quote(name)
+        try:
+            return self.sql(f"SELECT * FROM {target}").schema
+        except AnalysisException as error:
+            if any(marker in str(error) for marker in NOT_FOUND_MARKERS):
+                return None
+            raise
+
+    def query_arrow(self, body: str) -> pa.Table:
+        if not body:
+            raise DirectiveError("This tablestream directive needs a query after it")
+        return self.sql_arrow(body)
+
+    # ----- directives ----------------------------------------------------------------------
+    def run_directive(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        operation = directive["op"]
+        handler = getattr(self, f"_op_{operation}", None)
+        if handler is None:
+            accepted = sorted(name[4:] for name in dir(self) if name.startswith("_op_"))
+            raise DirectiveError(f"Unknown tablestream directive {operation!r}; accepted: {', '.join(accepted)}")
+        result: StatementResult = handler(directive, body)
+        return result
+
+    def _relation(self, directive: Mapping[str, Any], prefix: str = "") -> tuple[str, str]:
+        try:
+            return str(directive[f"{prefix}schema"]).lower(), str(directive[f"{prefix}name"]).lower()
+        except KeyError as error:
+            raise DirectiveError(f"Directive {directive.get('op')!r} needs {error.args[0]!r}") from error
+
+    def _path(self, directive: Mapping[str, Any]) -> str:
+        return str(self.catalog.table_path(*self._relation(directive)))
+
+    @staticmethod
+    def _marker(directive: Mapping[str, Any]) -> CommitMarker:
+        raw = directive.get("marker") or {}
+        return CommitMarker(
+            app_id=raw.get("app_id"),
+            version=raw.get("version"),
+            metadata={str(k): str(v) for k, v in (raw.get("metadata") or {}).items()},
+        )
+
+    def _op_create_schema(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        self.catalog.create_schema(str(directive["schema"]))
+        return StatementResult()
+
+    def _op_drop_schema(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        self.catalog.drop_schema(str(directive["schema"]))
+        return StatementResult()
+
+    def _op_write(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        schema, name = self._relation(directive)
+        mode = directive.get("mode", "overwrite")
+        if mode not in ("overwrite", "append"):
+            raise DirectiveError(f"write mode must be 'overwrite' or 'append', got {mode!r}")
+        data = self.query_arrow(body)
+        if self.catalog.relation_kind(schema, name) == "view":
+            self.catalog.drop_relation(schema, name)
+        self.catalog.create_schema(schema)
+        version = write_table(
+            self._path(directive),
+            data,
+            mode,
+            partition_by=directive.get("partition_by"),
+            properties=directive.get("properties"),
+            marker=self._marker(directive),
+        )
+        self.catalog.register_table(schema, name)
+        return StatementResult(rows_affected=data.num_rows, details={"version": version})
+
+    def _op_merge(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        schema, name = self._relation(directive)
+        source = self.query_arrow(body)
+        spec = MergeSpec(
+            keys=list(directive["keys"]),
+            update_columns=directive.get("update_columns"),
+            update=directive.get("update", True),
+            insert=directive.get("insert", True),
+            update_when=directive.get("update_when"),
+            insert_when=directive.get("insert_when"),
+            delete_when=directive.get("delete_when"),
+        )
+        metrics = merge_table(self._path(directive), source, spec, marker=self._marker(directive))
+        self.catalog.register_table(schema, name)
+        affected = sum(
+            metrics.get(k, 0)
+            for k in ("num_target_rows_inserted", "num_target_rows_updated", "num_target_rows_deleted")
+        )
+        return StatementResult(rows_affected=affected, details=metrics)
+
+    def _op_truncate(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        delete_rows(self._path(directive), marker=self._marker(directive))
+        return StatementResult()
+
+    def _op_create_view(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        schema, name = self._relation(directive)
+        self.catalog.create_view(schema, name, body)
+        return StatementResult()
+
+    def _op_drop(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        self.catalog.drop_relation(*self._relation(directive))
+        return StatementResult()
+
+    def _op_rename(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        self.catalog.rename_relation(*self._relation(directive), *self._relation(directive, "to_"))
+        return StatementResult()
+
+    def _op_add_columns(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        schema, name = self._relation(directive)
+        columns = [(str(column), str(data_type)) for column, data_type in directive["columns"]]
+        if not columns:
+            return StatementResult()
+        probe = ", ".join(f"cast(null as {data_type}) as `{column}`" for column, data_type in columns)
+        arrow_schema = self.spark.sql(f"select {probe}").limit(0).toArrow().schema
+        add_columns(self._path(directive), [(field.name, field.type) for field in arrow_schema])
+        self.catalog.register_table(schema, name)
+        return StatementResult()
+
+
+_OWN_ERROR = re.compile(r"dbt_tablestream\.exceptions\.(\w+): (.*?)(?:\s+SQLSTATE: \w+.*)?$", re.DOTALL)
+
+
+def own_error(error: Exception) -> TablestreamError | None:
+    """Spark wraps an error raised in our UDTF or data source in a Python traceback; take ours out."""
+    match = _OWN_ERROR.search(str(error))
+    if match is None:
+        return None
+    error_class = getattr(exceptions, match.group(1), TablestreamError)
+    if not (isinstance(error_class, type) and issubclass(error_class, TablestreamError)):
+        error_class = TablestreamError
+    return error_class(match.group(2).strip())
+
+
+def _table_changes_udtf(warehouse: str) -> Any:
+    from pyspark.sql.functions import udtf
+
+    return udtf(table_changes_class(warehouse), useArrow=True)
+
+
+_engine: Engine | None = None
+_engine_lock = threading.Lock()
+
+
+def get_engine(warehouse: str | Path, spark_config: Mapping[str, str] | None = None) -> Engine:
+    """The process's engine for ``warehouse``: starts Spark on first use, syncs the catalog each call.
+
+    One process has one SparkSession. Asking for another warehouse re-points the engine: the
+    Spark catalog of the previous warehouse is forgotten (only Spark's scratch entries are
+    dropped; nothing under a schema directory is touched).
+    """
+    global _engine
+    path = check_warehouse(Path(warehouse))
+    with _engine_lock:
+        if _engine is None or _engine.spark._jsc is None:
+            _engine = Engine(start_spark(path, spark_config or {}), path)
+        elif _engine.warehouse != path:
+            _engine.catalog.forget()
+            _engine = Engine(_engine.spark, path)
+        _engine.catalog.sync()
+        return _engine

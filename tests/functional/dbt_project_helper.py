@@ -1,0 +1,44 @@
+"""A throwaway dbt project on `type: tablestream`, driven in-process with dbtRunner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+
+class DbtProject:
+    def __init__(
+        self,
+        root: Path,
+        warehouse: Path,
+        *,
+        models: dict[str, str] | None = None,
+        seeds: dict[str, str] | None = None,
+        tests: dict[str, str] | None = None,
+        profile_extra: dict[str, Any] | None = None,
+        schema: str = "analytics",
+    ) -> None:
+        self.root = root
+        self.warehouse = warehouse
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "dbt_project.yml").write_text(
+            yaml.safe_dump({"name": "probe", "version": "1.0.0", "config-version": 2, "profile": "probe"})
+        )
+        target = {"type": "tablestream", "schema": schema, "warehouse": str(warehouse), "threads": 1}
+        target.update(profile_extra or {})
+        (root / "profiles.yml").write_text(yaml.safe_dump({"probe": {"target": "dev", "outputs": {"dev": target}}}))
+        for folder, files in (("models", models), ("seeds", seeds), ("tests", tests)):
+            (root / folder).mkdir(exist_ok=True)
+            for name, text in (files or {}).items():
+                (root / folder / name).write_text(text)
+
+    def invoke(self, *args: str) -> dbtRunnerResult:
+        return dbtRunner().invoke([*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
+
+    def run_ok(self, *args: str) -> dbtRunnerResult:
+        result = self.invoke(*args)
+        assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
+        return result

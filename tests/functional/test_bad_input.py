@@ -1,0 +1,142 @@
+"""Bad input gets a clear error that says what to do, and writes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from tests.functional.dbt_project_helper import DbtProject
+
+MODEL = {"m.sql": "{{ config(materialized='table') }} select 1 as id"}
+
+
+def error_text(result) -> str:
+    if result.exception is not None:
+        return str(result.exception)
+    return "\n".join(str(r.message) for r in result.result or [])
+
+
+def test_unknown_profile_key_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    project = DbtProject(tmp_path / "p", warehouse, models=MODEL, profile_extra={"warehose": "./typo"})
+    result = project.invoke("run")
+    assert not result.success
+    message = error_text(result)
+    assert "Unknown key(s) in the tablestream profile: warehose" in message
+    assert "Accepted keys:" in message and "warehouse" in message
+    assert not warehouse.exists()
+
+
+@pytest.mark.parametrize("layout", ["file", "under_file"])
+def test_warehouse_that_is_not_a_writable_directory(tmp_path: Path, layout: str) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory")
+    warehouse = blocker if layout == "file" else blocker / "warehouse"
+    project = DbtProject(tmp_path / "p", warehouse, models=MODEL)
+    result = project.invoke("run")
+    assert not result.success
+    message = error_text(result)
+    assert str(warehouse) in message
+    assert "Point the profile's `warehouse` at a directory you can write" in message
+    assert blocker.read_text() == "not a directory"
+
+
+def run_dbt_subprocess(project: DbtProject, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    dbt = Path(sys.executable).with_name("dbt")
+    return subprocess.run(
+        [str(dbt), "run", "--project-dir", str(project.root), "--profiles-dir", str(project.root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_java_missing(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    project = DbtProject(tmp_path / "p", warehouse, models=MODEL)
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)  # the venv's bin only: no java there
+    completed = run_dbt_subprocess(project, env)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0
+    assert "no `java` was found on PATH" in output
+    assert "Java runtime 17 or newer" in output
+    assert not (warehouse / "analytics.db").exists()
+
+
+def test_java_too_old(tmp_path: Path) -> None:
+    fake_home = tmp_path / "jdk11"
+    (fake_home / "bin").mkdir(parents=True)
+    java = fake_home / "bin" / "java"
+    java.write_text("#!/bin/sh\necho 'openjdk version \"11.0.20\" 2023-07-18' >&2\n")
+    java.chmod(0o755)
+    warehouse = tmp_path / "warehouse"
+    project = DbtProject(tmp_path / "p", warehouse, models=MODEL)
+    env = dict(os.environ, JAVA_HOME=str(fake_home))
+    completed = run_dbt_subprocess(project, env)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0
+    assert "needs Java 17 or newer" in output and "is Java 11" in output
+    assert not (warehouse / "analytics.db").exists()
+
+
+def plain_orders(path: Path, *, change_feed: bool) -> None:
+    config = {"delta.enableChangeDataFeed": "true"} if change_feed else None
+    write_deltalake(str(path), pa.table({"id": pa.array([1, 2], pa.int64())}), configuration=config)
+
+
+def test_table_changes_without_change_feed_says_how_to_enable_it(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    plain_orders(warehouse / "app.db" / "orders", change_feed=False)
+    project = DbtProject(
+        tmp_path / "p",
+        warehouse,
+        models={"changes.sql": "{{ config(materialized='table') }} select * from table_changes('app.orders', 0)"},
+    )
+    result = project.invoke("run")
+    assert not result.success
+    message = error_text(result)
+    assert "Change data feed is not enabled on app.orders" in message
+    assert "Traceback" not in message
+    assert "dbt_tablestream.enable_change_tracking" in message
+    assert "delta.enableChangeDataFeed" in message
+    assert not (warehouse / "analytics.db" / "changes").exists()
+
+
+def test_table_changes_start_beyond_latest(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    plain_orders(warehouse / "app.db" / "orders", change_feed=True)
+    project = DbtProject(
+        tmp_path / "p",
+        warehouse,
+        models={"changes.sql": "{{ config(materialized='table') }} select * from table_changes('app.orders', 5)"},
+    )
+    result = project.invoke("run")
+    assert not result.success
+    message = error_text(result)
+    assert "table_changes on app.orders: start version 5 is beyond the latest version 0" in message
+    assert "Traceback" not in message
+    assert not (warehouse / "analytics.db" / "changes").exists()
+    assert DeltaTable(str(warehouse / "app.db" / "orders")).version() == 0
+
+
+def test_file_format_other_than_delta_lists_accepted_values(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    project = DbtProject(
+        tmp_path / "p",
+        warehouse,
+        models={"m.sql": "{{ config(materialized='table', file_format='parquet') }} select 1 as id"},
+    )
+    result = project.invoke("run")
+    assert not result.success
+    message = error_text(result)
+    assert "file_format 'parquet'" in message and "Accepted values: delta" in message
+    assert not (warehouse / "analytics.db" / "m").exists()
