@@ -93,13 +93,9 @@ def write_table(
         configuration=dict(properties) if properties and not exists else None,
         commit_properties=marker.commit_properties(),
     )
-    table = DeltaTable(path)
     if properties and exists:
-        missing = {k: v for k, v in properties.items() if table.metadata().configuration.get(k) != v}
-        if missing:
-            table.alter.set_table_properties(dict(missing), raise_if_not_exists=False)
-            table = DeltaTable(path)
-    return table.version()
+        return set_properties(path, properties)
+    return DeltaTable(path).version()
 
 
 def delete_rows(path: str, predicate: str | None = None, *, marker: CommitMarker = NO_MARKER) -> int:
@@ -154,6 +150,16 @@ def merge_table(path: str, source: pa.Table, spec: MergeSpec, *, marker: CommitM
         merger = merger.when_not_matched_insert(updates=values, predicate=spec.insert_when)
     metrics = merger.execute()
     return {key: int(value) for key, value in metrics.items() if isinstance(value, (int, float))}
+
+
+def set_properties(path: str, properties: Mapping[str, str]) -> int:
+    """Set table properties in one commit; a no-op (no commit) when they already hold."""
+    table = DeltaTable(path)
+    current = table.metadata().configuration
+    changed = {key: value for key, value in properties.items() if current.get(key) != value}
+    if changed:
+        table.alter.set_table_properties(changed, raise_if_not_exists=False)
+    return DeltaTable(path).version()
 
 
 def add_columns(path: str, columns: Sequence[tuple[str, pa.DataType]]) -> int:

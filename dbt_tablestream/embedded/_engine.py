@@ -24,6 +24,7 @@ from dbt_tablestream.embedded._delta import (
     add_columns,
     delete_rows,
     merge_table,
+    set_properties,
     write_table,
 )
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
@@ -224,6 +225,14 @@ class Engine:
 
     def _op_rename(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         self.catalog.rename_relation(*self._relation(directive), *self._relation(directive, "to_"))
+        return StatementResult()
+
+    def _op_set_properties(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        schema, name = self._relation(directive)
+        if self.catalog.relation_kind(schema, name) != "table":
+            raise DirectiveError(f"{schema}.{name} is not a Delta table under {self.warehouse}; nothing to alter.")
+        properties = {str(k): str(v) for k, v in (directive.get("properties") or {}).items()}
+        set_properties(self._path(directive), properties)
         return StatementResult()
 
     def _op_add_columns(self, directive: Mapping[str, Any], body: str) -> StatementResult:

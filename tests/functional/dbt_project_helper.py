@@ -8,6 +8,8 @@ from typing import Any
 import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
 
 class DbtProject:
     def __init__(
@@ -27,6 +29,8 @@ class DbtProject:
         (root / "dbt_project.yml").write_text(
             yaml.safe_dump({"name": "probe", "version": "1.0.0", "config-version": 2, "profile": "probe"})
         )
+        # Every probe project installs this repository as the dbt package `dbt_tablestream`.
+        (root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(PACKAGE_ROOT)}]}))
         target = {"type": "tablestream", "schema": schema, "warehouse": str(warehouse), "threads": 1}
         target.update(profile_extra or {})
         (root / "profiles.yml").write_text(yaml.safe_dump({"probe": {"target": "dev", "outputs": {"dev": target}}}))
@@ -35,7 +39,13 @@ class DbtProject:
             for name, text in (files or {}).items():
                 (root / folder / name).write_text(text)
 
+    def install_packages(self) -> None:
+        if not (self.root / "dbt_packages").exists():
+            installed = dbtRunner().invoke(["deps", "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
+            assert installed.success, installed.exception
+
     def invoke(self, *args: str) -> dbtRunnerResult:
+        self.install_packages()
         return dbtRunner().invoke([*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
 
     def run_ok(self, *args: str) -> dbtRunnerResult:

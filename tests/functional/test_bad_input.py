@@ -48,6 +48,7 @@ def test_warehouse_that_is_not_a_writable_directory(tmp_path: Path, layout: str)
 
 
 def run_dbt_subprocess(project: DbtProject, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    project.install_packages()
     dbt = Path(sys.executable).with_name("dbt")
     return subprocess.run(
         [str(dbt), "run", "--project-dir", str(project.root), "--profiles-dir", str(project.root)],
@@ -140,3 +141,23 @@ def test_file_format_other_than_delta_lists_accepted_values(tmp_path: Path) -> N
     message = error_text(result)
     assert "file_format 'parquet'" in message and "Accepted values: delta" in message
     assert not (warehouse / "analytics.db" / "m").exists()
+
+
+def test_enable_change_tracking_then_table_changes_reads_new_changes(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    source = warehouse / "app.db" / "orders"
+    plain_orders(source, change_feed=False)
+    project = DbtProject(tmp_path / "p", warehouse)
+    project.run_ok("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}")
+    table = DeltaTable(str(source))
+    assert table.metadata().configuration["delta.enableChangeDataFeed"] == "true"
+    enabled_at = table.version()
+    write_deltalake(str(source), pa.table({"id": pa.array([3], pa.int64())}), mode="append")
+    result = project.run_ok(
+        "show", "--inline", f"select id, _change_type from table_changes('app.orders', {enabled_at + 1})"
+    )
+    rows = [tuple(row) for row in result.result.results[0].agate_table.rows]
+    assert rows == [(3, "insert")]
+    # Enabling again is a no-op: no new commit.
+    project.run_ok("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}")
+    assert DeltaTable(str(source)).version() == enabled_at + 1

@@ -165,6 +165,8 @@ def test_second_invocation_sees_every_relation_of_the_first(tmp_path: Path) -> N
             "people_count.sql": "{{ config(materialized='table') }} select count(*) as n from {{ ref('people_eph') }}",
         },
     )
+    debug = project.run_ok("debug")
+    assert debug.result is True
     project.run_ok("seed")
     project.run_ok("run")
     # A new invocation lists relations afresh from the warehouse; everything is there.
