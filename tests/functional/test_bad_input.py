@@ -94,39 +94,46 @@ def plain_orders(path: Path, *, change_feed: bool) -> None:
     write_deltalake(str(path), pa.table({"id": pa.array([1, 2], pa.int64())}), configuration=config)
 
 
-def test_table_changes_without_change_feed_says_how_to_enable_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "change_feed,call,expected",
+    [
+        (
+            False,
+            "table_changes('app.orders', 0)",
+            [
+                "Change data feed is not enabled on app.orders",
+                "dbt_tablestream.enable_change_tracking",
+                "delta.enableChangeDataFeed",
+            ],
+        ),
+        (
+            True,
+            "table_changes('app.orders', 5)",
+            ["table_changes on app.orders: start version 5 is beyond the latest version 0"],
+        ),
+        (True, "table_changes('app.orders', 0, -1)", ["end version -1 is before start version 0"]),
+    ],
+    ids=["change-feed-off", "start-beyond-latest", "end-before-start"],
+)
+def test_table_changes_refuses_with_a_remedy_and_writes_nothing(
+    tmp_path: Path, change_feed: bool, call: str, expected: list[str]
+) -> None:
     warehouse = tmp_path / "warehouse"
-    plain_orders(warehouse / "app.db" / "orders", change_feed=False)
+    source = warehouse / "app.db" / "orders"
+    plain_orders(source, change_feed=change_feed)
     project = DbtProject(
         tmp_path / "p",
         warehouse,
-        models={"changes.sql": "{{ config(materialized='table') }} select * from table_changes('app.orders', 0)"},
+        models={"changes.sql": f"{{{{ config(materialized='table') }}}} select * from {call}"},
     )
     result = project.invoke("run")
     assert not result.success
     message = error_text(result)
-    assert "Change data feed is not enabled on app.orders" in message
-    assert "Traceback" not in message
-    assert "dbt_tablestream.enable_change_tracking" in message
-    assert "delta.enableChangeDataFeed" in message
-    assert not (warehouse / "analytics.db" / "changes").exists()
-
-
-def test_table_changes_start_beyond_latest(tmp_path: Path) -> None:
-    warehouse = tmp_path / "warehouse"
-    plain_orders(warehouse / "app.db" / "orders", change_feed=True)
-    project = DbtProject(
-        tmp_path / "p",
-        warehouse,
-        models={"changes.sql": "{{ config(materialized='table') }} select * from table_changes('app.orders', 5)"},
-    )
-    result = project.invoke("run")
-    assert not result.success
-    message = error_text(result)
-    assert "table_changes on app.orders: start version 5 is beyond the latest version 0" in message
+    for fragment in expected:
+        assert fragment in message
     assert "Traceback" not in message
     assert not (warehouse / "analytics.db" / "changes").exists()
-    assert DeltaTable(str(warehouse / "app.db" / "orders")).version() == 0
+    assert DeltaTable(str(source)).version() == 0
 
 
 def test_file_format_other_than_delta_lists_accepted_values(tmp_path: Path) -> None:

@@ -28,3 +28,14 @@
         ~ "as Delta. Accepted values: delta (the default). Remove the config or set it to delta.") }}
   {%- endif -%}
 {%- endmacro %}
+
+
+{#-- Build a table model's Delta table: CREATE OR REPLACE, after dropping a view of the same name. --#}
+{% macro tablestream_replace_table(existing_relation, target_relation, compiled_code) -%}
+  {%- if existing_relation is not none and existing_relation.is_view -%}
+    {{ adapter.drop_relation(existing_relation) }}
+  {%- endif -%}
+  {%- call statement('main') -%}
+    {{ create_table_as(False, target_relation, compiled_code) }}
+  {%- endcall -%}
+{%- endmacro %}

@@ -24,12 +24,7 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- if existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
-    {%- if existing_relation is not none and existing_relation.is_view -%}
-      {{ adapter.drop_relation(existing_relation) }}
-    {%- endif -%}
-    {%- call statement('main') -%}
-      {{ create_table_as(False, target_relation, compiled_code) }}
-    {%- endcall -%}
+    {%- do tablestream_replace_table(existing_relation, target_relation, compiled_code) -%}
   {%- else -%}
     {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
     {%- call statement('create_tmp_relation') -%}

@@ -7,13 +7,7 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if existing_relation is not none and existing_relation.is_view -%}
-    {{ adapter.drop_relation(existing_relation) }}
-  {%- endif -%}
-
-  {%- call statement('main') -%}
-    {{ create_table_as(False, target_relation, compiled_code) }}
-  {%- endcall -%}
+  {%- do tablestream_replace_table(existing_relation, target_relation, compiled_code) -%}
 
   {% do persist_docs(target_relation, model) %}
 
