@@ -279,8 +279,10 @@ def get_engine(warehouse: str | Path, spark_config: Mapping[str, str] | None = N
     dropped; nothing under a schema directory is touched).
     """
     global _engine
-    path = check_warehouse(Path(warehouse))
     with _engine_lock:
+        path = Path(warehouse).expanduser().resolve()
+        if _engine is None or _engine.warehouse != path:
+            path = check_warehouse(path)
         if _engine is None or _engine.spark._jsc is None:
             _engine = Engine(start_spark(path, spark_config or {}), path)
         elif _engine.warehouse != path:

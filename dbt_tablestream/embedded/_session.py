@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,9 +48,10 @@ def check_warehouse(warehouse: Path) -> Path:
             break
     try:
         warehouse.mkdir(parents=True, exist_ok=True)
-        probe = warehouse / f".tablestream-write-probe-{os.getpid()}"
+        # Unique per thread: dbt opens connections from several threads at once.
+        probe = warehouse / f".tablestream-write-probe-{os.getpid()}-{threading.get_ident()}"
         probe.write_text("")
-        probe.unlink()
+        probe.unlink(missing_ok=True)
     except OSError as error:
         raise EngineStartError(f"The warehouse {warehouse} is not writable: {error}. {remedy}") from error
     return warehouse
