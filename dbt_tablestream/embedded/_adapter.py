@@ -10,7 +10,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dbt.adapters.base import available
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState, Credentials
 from dbt.adapters.contracts.relation import RelationType
@@ -261,10 +260,6 @@ class TablestreamAdapter(SparkAdapter):
             )
             for index, f in enumerate(spark_schema.fields)
         ]
-
-    @available
-    def warehouse_path(self) -> str:
-        return str(self._engine().warehouse)
 
     @classmethod
     def _get_adapter_specific_run_info(cls, config: Any) -> dict[str, Any]:

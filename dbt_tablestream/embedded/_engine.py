@@ -46,7 +46,6 @@ class StatementResult:
 
     dataframe: DataFrame | None = None
     rows_affected: int = -1
-    message: str = "OK"
     details: dict[str, Any] = field(default_factory=dict)
 
 
