@@ -8,6 +8,8 @@ Delta commit, so every write can carry a commit marker (SetTransaction + commitI
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import re
 import threading
@@ -270,6 +272,12 @@ _engine: Engine | None = None
 _engine_lock = threading.Lock()
 
 
+def _stop_spark(spark: SparkSession) -> None:
+    """Stop Spark before the interpreter tears down, so no JVM gateway or worker thread outlives it."""
+    with contextlib.suppress(Exception):
+        spark.stop()
+
+
 def get_engine(warehouse: str | Path, spark_config: Mapping[str, str] | None = None) -> Engine:
     """The process's engine for ``warehouse``: starts Spark on first use, syncs the catalog each call.
 
@@ -284,6 +292,7 @@ def get_engine(warehouse: str | Path, spark_config: Mapping[str, str] | None = N
             path = check_warehouse(path)
         if _engine is None or _engine.spark._jsc is None:
             _engine = Engine(start_spark(path, spark_config or {}), path)
+            atexit.register(_stop_spark, _engine.spark)
         elif _engine.warehouse != path:
             _engine.catalog.forget()
             _engine = Engine(_engine.spark, path)
