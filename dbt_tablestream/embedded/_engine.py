@@ -14,7 +14,7 @@ import json
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,6 @@ class StatementResult:
 
     dataframe: DataFrame | None = None
     rows_affected: int = -1
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_directive(sql: str) -> tuple[dict[str, Any], str] | None:
@@ -180,7 +179,7 @@ class Engine:
         if self.catalog.relation_kind(schema, name) == "view":
             self.catalog.drop_relation(schema, name)
         self.catalog.create_schema(schema)
-        version = write_table(
+        write_table(
             self._path(directive),
             data,
             mode,
@@ -189,7 +188,7 @@ class Engine:
             marker=self._marker(directive),
         )
         self.catalog.register_table(schema, name)
-        return StatementResult(rows_affected=data.num_rows, details={"version": version})
+        return StatementResult(rows_affected=data.num_rows)
 
     def _op_merge(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         schema, name = self._relation(directive)
@@ -209,7 +208,7 @@ class Engine:
             metrics.get(k, 0)
             for k in ("num_target_rows_inserted", "num_target_rows_updated", "num_target_rows_deleted")
         )
-        return StatementResult(rows_affected=affected, details=metrics)
+        return StatementResult(rows_affected=affected)
 
     def _op_truncate(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         delete_rows(self._path(directive), marker=self._marker(directive))

@@ -16,7 +16,8 @@
 
 
 {% macro tablestream__set_table_properties(relation, properties) %}
-  {%- set args = {'schema': relation.schema, 'name': relation.identifier, 'properties': properties} -%}
+  {%- set args = tablestream_relation_args(relation) -%}
+  {%- do args.update({'properties': properties}) -%}
   {% call statement('set_table_properties') -%}
     {{ tablestream_directive('set_properties', args) }}
   {%- endcall %}
