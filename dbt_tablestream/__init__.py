@@ -11,6 +11,7 @@ from dbt_tablestream.exceptions import (
     DirectiveError,
     EngineStartError,
     ProfileError,
+    StreamError,
     TablestreamError,
 )
 
@@ -21,6 +22,7 @@ __all__ = [
     "DirectiveError",
     "EngineStartError",
     "ProfileError",
+    "StreamError",
     "TablestreamError",
     "__version__",
 ]

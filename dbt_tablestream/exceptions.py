@@ -21,3 +21,7 @@ class ChangeFeedError(TablestreamError):
 
 class DirectiveError(TablestreamError):
     """An engine directive embedded in SQL is malformed."""
+
+
+class StreamError(TablestreamError):
+    """A stream cannot be read or applied as configured (stale, source recreated, feed off, bad config)."""

@@ -243,7 +243,9 @@ class TablestreamAdapter(SparkAdapter):
 
     def get_columns_in_relation(self, relation: BaseRelation) -> list[SparkColumn]:
         """Columns from the catalog's Delta schema (no Spark job); temporary views ask Spark."""
-        spark_schema = self._engine().columns_of(relation.schema, relation.identifier)
+        # dbt's temporary relations keep a schema but render without it: they are temp views.
+        schema = relation.schema if relation.include_policy.schema else None
+        spark_schema = self._engine().columns_of(schema, relation.identifier)
         if spark_schema is None:
             return []
         return [

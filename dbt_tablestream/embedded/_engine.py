@@ -11,7 +11,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import re
+import signal
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from dbt_tablestream.embedded._delta import (
 )
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
 from dbt_tablestream.embedded._sources import table_changes_class
+from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource, check_window, source_state, target_marker
 from dbt_tablestream.exceptions import DirectiveError, TablestreamError
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ class Engine:
         self.warehouse = warehouse
         self.catalog = WarehouseCatalog(spark, warehouse)
         self.spark.udtf.register("table_changes", _table_changes_udtf(str(warehouse)))
+        self.spark.dataSource.register(WindowSource)
 
     # ----- statements ----------------------------------------------------------------------
     def execute(self, sql: str) -> StatementResult:
@@ -233,6 +237,57 @@ class Engine:
             raise DirectiveError(f"{schema}.{name} is not a Delta table under {self.warehouse}; nothing to alter.")
         properties = {str(k): str(v) for k, v in (directive.get("properties") or {}).items()}
         set_properties(self._path(directive), properties)
+        return StatementResult()
+
+    # ----- streams -------------------------------------------------------------------------
+    def _rows(self, rows: list[dict[str, Any]], ddl: str) -> StatementResult:
+        return StatementResult(dataframe=self.spark.createDataFrame([tuple(r.values()) for r in rows], ddl))
+
+    def _op_source_state(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        state = source_state(
+            self._path(directive),
+            str(directive["source"]),
+            str(directive["stream"]),
+            at_timestamp=directive.get("at_timestamp"),
+            want_earliest=bool(directive.get("want_earliest")),
+        )
+        row = {
+            "latest_version": state.latest_version,
+            "table_id": state.table_id,
+            "latest_timestamp": state.latest_timestamp.isoformat(),
+            "change_feed_enabled": state.change_feed_enabled,
+            "earliest_change_version": state.earliest_change_version,
+            "version_at_timestamp": state.version_at_timestamp,
+        }
+        return self._rows(
+            [row],
+            "latest_version bigint, table_id string, latest_timestamp string, change_feed_enabled boolean, "
+            "earliest_change_version bigint, version_at_timestamp bigint",
+        )
+
+    def _op_target_marker(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        marker = target_marker(self._path(directive), str(directive["stream"])) or {}
+        return self._rows(
+            [{"marker": json.dumps(marker)}] if marker else [],
+            "marker string",
+        )
+
+    def _op_stream_window(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """Check a window and register its raw changes (or a snapshot) as a temporary view."""
+        path = self._path(directive)
+        after, through = int(directive["after"]), int(directive["through"])
+        kind = str(directive["kind"])
+        if kind == "changes":
+            check_window(path, str(directive["source"]), str(directive["stream"]), after, through, directive.get("table_id"))
+        reader = self.spark.read.format(WINDOW_SOURCE).options(
+            path=path, kind=kind, start=str(after + 1), end=str(through), timestamp=str(directive.get("timestamp"))
+        )
+        reader.load().createOrReplaceTempView(str(directive["view"]))
+        return StatementResult()
+
+    def _op_fault(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """Test-only: die at once, as a crash would, at a named step of the commit protocol."""
+        os.kill(os.getpid(), signal.SIGKILL)
         return StatementResult()
 
     def _op_add_columns(self, directive: Mapping[str, Any], body: str) -> StatementResult:

@@ -33,12 +33,13 @@ def spark_schema_of(arrow_schema: pa.Schema) -> StructType:
     return from_arrow_schema(normalize_schema(arrow_schema), prefer_timestamp_ntz=True)
 
 
-def delta_spark_schema(path: str) -> StructType:
+def delta_spark_schema(path: str, version: int | None = None) -> StructType:
     from deltalake import DeltaTable
 
     from dbt_tablestream.embedded._arrow import as_pyarrow_schema
 
-    return spark_schema_of(as_pyarrow_schema(DeltaTable(path).schema().to_arrow()))
+    table = DeltaTable(path) if version is None else DeltaTable(path, version=version)
+    return spark_schema_of(as_pyarrow_schema(table.schema().to_arrow()))
 
 
 def read_delta_partition(

@@ -1,0 +1,63 @@
+{#-- The embedded engine's stream pieces: each is an engine directive (see the adapter's
+     directive.sql) carried out in Python against the Delta log, or as one delta-rs commit. --#}
+
+{% macro tablestream__stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
+  {%- set args = tablestream_relation_args(relation) -%}
+  {%- do args.update({'source': relation.schema ~ '.' ~ relation.identifier, 'stream': stream_name,
+                      'at_timestamp': at_timestamp, 'want_earliest': want_earliest}) -%}
+  {%- set row = run_query(tablestream_directive('source_state', args)).rows[0] -%}
+  {{ return({
+      'latest_version': row['latest_version'] | int,
+      'table_id': row['table_id'],
+      'latest_timestamp': row['latest_timestamp'],
+      'change_feed_enabled': row['change_feed_enabled'],
+      'earliest_change_version': row['earliest_change_version'],
+      'version_at_timestamp': row['version_at_timestamp'],
+  }) }}
+{% endmacro %}
+
+
+{% macro tablestream__stream_target_marker(target, stream_name) %}
+  {%- set args = tablestream_relation_args(target) -%}
+  {%- do args.update({'stream': stream_name}) -%}
+  {%- set rows = run_query(tablestream_directive('target_marker', args)).rows -%}
+  {{ return(fromjson(rows[0][0]) if rows | length > 0 else none) }}
+{% endmacro %}
+
+
+{% macro tablestream__register_stream_window(relation, stream, table_id) %}
+  {%- set args = tablestream_relation_args(relation) -%}
+  {%- do args.update({
+      'source': stream.source, 'stream': stream.stream, 'view': stream.view,
+      'kind': 'snapshot' if stream.snapshot else 'changes',
+      'after': stream.after if not stream.snapshot else stream.through - 1,
+      'through': stream.through, 'table_id': table_id, 'timestamp': stream.timestamp}) -%}
+  {%- do run_query(tablestream_directive('stream_window', args)) -%}
+{% endmacro %}
+
+
+{% macro tablestream__stream_write_sql(target, sql, mode, stream) %}
+  {%- set args = tablestream_relation_args(target) -%}
+  {%- do args.update({
+      'mode': mode,
+      'partition_by': tablestream_partition_by(),
+      'properties': config.get('tblproperties', none),
+      'marker': {'app_id': stream.stream_id, 'version': stream.through,
+                 'metadata': dbt_tablestream.stream_marker_metadata(stream)}}) -%}
+  {{ return(tablestream_directive('write', args) ~ '\n' ~ sql) }}
+{% endmacro %}
+
+
+{% macro tablestream__append_offsets_row(relation, select_sql) %}
+  {%- set args = tablestream_relation_args(relation) -%}
+  {%- do args.update({'mode': 'append'}) -%}
+  {% call statement('append_stream_offset') -%}
+    {{ tablestream_directive('write', args) }}
+    {{ select_sql }}
+  {%- endcall %}
+{% endmacro %}
+
+
+{% macro tablestream__fault_point(point) %}
+  {%- do run_query(tablestream_directive('fault', {'point': point})) -%}
+{% endmacro %}

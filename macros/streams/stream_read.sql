@@ -1,0 +1,86 @@
+{#-- Shared by source_stream() and ref_stream(): resolve the stream's window and render its read.
+     At parse time nothing executes, so a placeholder with the source's columns is rendered. --#}
+{% macro stream_read(relation, default_suffix) %}
+  {%- if not execute -%}
+    {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
+  {%- endif -%}
+  {%- set stream = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
+  {{ return(dbt_tablestream.change_rows_sql(stream, relation)) }}
+{% endmacro %}
+
+
+{#-- The stream's identity, offset and window, pinned now: the offset is the larger of the offsets
+     log and the target's own marker (DESIGN.md section 6); `to` is the source's latest version. --#}
+{% macro resolve_stream(relation, default_suffix) %}
+  {%- do dbt_tablestream.validate_stream_config() -%}
+  {%- set stream_name = config.get('stream_name', none) or (this.identifier ~ '__' ~ default_suffix) -%}
+  {%- set mode = config.get('stream_mode', 'standard') -%}
+  {%- set start_at = config.get('start_at', 'snapshot') -%}
+  {%- set at_timestamp = start_at.timestamp if start_at is mapping and 'timestamp' in start_at else none -%}
+
+  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest') -%}
+  {%- if not state.change_feed_enabled -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ relation.schema ~ "." ~ relation.identifier
+        ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
+        ~ relation.schema ~ "." ~ relation.identifier ~ "}'`; the stream sees changes committed from then on.") }}
+  {%- endif -%}
+  {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
+  {%- set logged = dbt_tablestream.read_stream_offset(stream_name) if target_exists else none -%}
+  {%- set marker = dbt_tablestream.stream_target_marker(this, stream_name) if target_exists else none -%}
+
+  {%- set positions = [] -%}
+  {%- if logged is not none -%}
+    {%- do positions.append({'epoch': logged.epoch | int, 'to': logged.to_version | int, 'table_id': logged.source_table_id}) -%}
+  {%- endif -%}
+  {%- if marker is not none -%}
+    {%- do positions.append({'epoch': marker.epoch | int, 'to': marker.to | int, 'table_id': marker.source_table_id}) -%}
+  {%- endif -%}
+  {%- set current = (positions | sort(attribute='to') | sort(attribute='epoch') | list | last) if positions else none -%}
+
+  {%- set restart = current is none or should_full_refresh() -%}
+  {%- if restart -%}
+    {%- set epoch = (current.epoch + 1) if current is not none else 0 -%}
+    {%- if start_at == 'snapshot' or start_at == 'latest' -%}
+      {%- set after = state.latest_version -%}
+    {%- elif start_at == 'earliest' -%}
+      {%- if state.earliest_change_version is none -%}
+        {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": the source " ~ relation ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ relation ~ "}'`, or use start_at: latest.") }}
+      {%- endif -%}
+      {%- set after = state.earliest_change_version - 1 -%}
+    {%- elif 'version' in start_at -%}
+      {%- if start_at.version > state.latest_version -%}
+        {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ relation ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
+      {%- endif -%}
+      {%- set after = start_at.version | int -%}
+    {%- else -%}
+      {%- set after = state.version_at_timestamp -%}
+    {%- endif -%}
+    {%- set table_id = none -%}
+  {%- else -%}
+    {%- set epoch = current.epoch -%}
+    {%- set after = current.to -%}
+    {%- set table_id = current.table_id -%}
+  {%- endif -%}
+
+  {%- set snapshot = restart and start_at == 'snapshot' -%}
+  {%- set stream = {
+      'stream': stream_name,
+      'stream_id': 'tablestream/' ~ stream_name ~ '/' ~ epoch,
+      'epoch': epoch,
+      'source': relation.schema ~ '.' ~ relation.identifier,
+      'source_table_id': state.table_id,
+      'mode': mode,
+      'after': after,
+      'through': state.latest_version,
+      'restart': restart,
+      'snapshot': snapshot,
+      'timestamp': state.latest_timestamp,
+      'view': none,
+  } -%}
+  {%- if snapshot or after < state.latest_version -%}
+    {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ state.latest_version ~ ('__snapshot' if snapshot else '')}) -%}
+    {%- do dbt_tablestream.register_stream_window(relation, stream, table_id) -%}
+  {%- endif -%}
+  {{ return(stream) }}
+{% endmacro %}
