@@ -1,7 +1,13 @@
-"""The example's main job: an orders source changes between two `dbt build` runs.
+"""The example's main job: a stream picks up exactly the changes made between two runs.
 
 Run from anywhere: `python example_project/main.py`. It keeps its warehouse in
 example_project/warehouse and starts from an empty one each time.
+
+1. The application's `app.orders` is a Delta table (written here with delta-rs, as any writer would).
+2. `enable_change_tracking` turns on its change data feed.
+3. `dbt build`: the table stream `orders_changes` starts from a snapshot (3 INSERT rows).
+4. The application changes its orders: a new order, a delivery, a cancellation.
+5. `dbt build` again: `orders_changes` appends exactly those changes, nothing else.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from deltalake import DeltaTable, write_deltalake
 PROJECT = Path(__file__).resolve().parent
 WAREHOUSE = PROJECT / "warehouse"
 ORDERS = WAREHOUSE / "app.db" / "orders"
+CHANGES = WAREHOUSE / "analytics.db" / "orders_changes"
 
 
 def orders(rows: list[tuple[int, str, str, str]]) -> pa.Table:
@@ -32,20 +39,29 @@ def orders(rows: list[tuple[int, str, str, str]]) -> pa.Table:
     )
 
 
-def dbt_build() -> None:
-    result = dbtRunner().invoke(["build", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)])
+def dbt(*args: str) -> None:
+    result = dbtRunner().invoke([*args, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)])
     if not result.success:
-        sys.exit(f"dbt build failed: {result.exception or 'see the log above'}")
+        sys.exit(f"dbt {args[0]} failed: {result.exception or 'see the log above'}")
 
 
-def show(title: str) -> None:
-    print(f"\n== {title}")
-    for name in ("order_totals", "orders_current"):
-        table = DeltaTable(str(WAREHOUSE / "analytics.db" / name))
-        rows = sorted(table.to_pyarrow_table().to_pylist(), key=lambda row: str(list(row.values())[0]))
-        print(f"analytics.{name} (Delta version {table.version()}):")
-        for row in rows:
-            print("   ", row)
+def appended_since(version: int | None) -> list[dict]:
+    """Rows the change log gained after its Delta version ``version`` (all rows when None)."""
+    remaining = DeltaTable(str(CHANGES)).to_pyarrow_table().to_pylist()
+    if version is not None:
+        for row in DeltaTable(str(CHANGES), version=version).to_pyarrow_table().to_pylist():
+            remaining.remove(row)
+    return remaining
+
+
+def show_appended(title: str, since_version: int | None) -> None:
+    rows = appended_since(since_version)
+    print(f"\n== {title}: orders_changes appended {len(rows)} rows")
+    for row in sorted(rows, key=lambda r: (r["__commit_version"], r["order_id"], r["__change_type"])):
+        print(
+            f"   {row['__change_type']:<13} v{row['__commit_version']:<3} order {row['order_id']} "
+            f"{row['customer']:<6} {row['amount']:>8} {row['status']}"
+        )
 
 
 def main() -> None:
@@ -54,18 +70,25 @@ def main() -> None:
     write_deltalake(
         str(ORDERS),
         orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed"), (3, "Carol", "500.00", "shipped")]),
-        configuration={"delta.enableChangeDataFeed": "true"},
     )
-    dbt_build()
-    show("after the first run")
+    dbt("deps")
+    dbt("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}")
+    dbt("build")
+    show_appended("first run (snapshot of the source)", None)
+    log_version = DeltaTable(str(CHANGES)).version()
 
     # The application changes its orders: a new order, a delivery and a cancellation.
     write_deltalake(str(ORDERS), orders([(4, "Dave", "3000.00", "placed")]), mode="append")
     source = DeltaTable(str(ORDERS))
     source.update(updates={"status": "'delivered'"}, predicate="order_id = 3")
     source.update(updates={"status": "'cancelled'"}, predicate="order_id = 1")
-    dbt_build()
-    show("after the source changed and the second run")
+    dbt("build")
+    show_appended("second run (only what changed in between)", log_version)
+
+    print("\n== analytics.order_status_history")
+    history = DeltaTable(str(WAREHOUSE / "analytics.db" / "order_status_history")).to_pyarrow_table().to_pylist()
+    for row in sorted(history, key=lambda r: (r["order_id"], r["since_version"])):
+        print(f"   order {row['order_id']}: {row['status']} since v{row['since_version']}")
     print(f"\nmain job finished in {time.monotonic() - started:.1f} s")
 
 

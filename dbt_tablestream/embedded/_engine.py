@@ -278,7 +278,15 @@ class Engine:
         after, through = int(directive["after"]), int(directive["through"])
         kind = str(directive["kind"])
         if kind == "changes":
-            check_window(path, str(directive["source"]), str(directive["stream"]), after, through, directive.get("table_id"))
+            check_window(
+                path,
+                str(directive["source"]),
+                str(directive["stream"]),
+                after,
+                through,
+                directive.get("table_id"),
+                model=str(directive.get("model", "<model>")),
+            )
         reader = self.spark.read.format(WINDOW_SOURCE).options(
             path=path, kind=kind, start=str(after + 1), end=str(through), timestamp=str(directive.get("timestamp"))
         )

@@ -111,8 +111,7 @@ def source_state(
         latest_version=latest,
         table_id=table.metadata().id,
         latest_timestamp=datetime.fromtimestamp(latest_ms / 1000, tz=timezone.utc),
-        change_feed_enabled=str(table.metadata().configuration.get(CHANGE_FEED_PROPERTY, "false")).lower()
-        == "true",
+        change_feed_enabled=str(table.metadata().configuration.get(CHANGE_FEED_PROPERTY, "false")).lower() == "true",
         earliest_change_version=earliest_change_version(Path(path), latest) if want_earliest else None,
         version_at_timestamp=resolved,
     )
@@ -160,14 +159,12 @@ def earliest_change_version(path: Path, latest: int) -> int | None:
     return earliest
 
 
-def check_window(path: str, source: str, stream: str, after: int, through: int, table_id: str | None) -> None:
+def check_window(
+    path: str, source: str, stream: str, after: int, through: int, table_id: str | None, *, model: str
+) -> None:
     """Refuse a window ``(after, through]`` that cannot be read completely and exactly."""
     table = _open(path, source, stream)
-    remedy_reset = (
-        f"Reset the stream (`dbt run --full-refresh -s <model>` or "
-        f"`dbt run-operation dbt_tablestream.reset_stream --args '{{stream: {stream}}}'`); "
-        "it then starts again from its start_at."
-    )
+    remedy_reset = reset_remedy(model)
     if table_id is not None and table.metadata().id != table_id:
         raise StreamError(
             f"Stream {stream}: the source {source} was dropped and recreated (Delta table id "
@@ -180,7 +177,7 @@ def check_window(path: str, source: str, stream: str, after: int, through: int, 
             f"the source was recreated or restored. {remedy_reset}"
         )
     root = Path(path)
-    enabled = _enabled_at(path, source, stream, after)
+    enabled = _enabled_at(path, source, stream, after, remedy_reset)
     for version in range(after + 1, through + 1):
         actions = read_commit(root, version)
         if actions is None:
@@ -210,7 +207,14 @@ def check_window(path: str, source: str, stream: str, after: int, through: int, 
             )
 
 
-def _enabled_at(path: str, source: str, stream: str, version: int) -> bool:
+def reset_remedy(model: str) -> str:
+    return (
+        f"Reset the stream with `dbt run --full-refresh -s {model}`: it rebuilds the target and starts "
+        "the stream again from its start_at."
+    )
+
+
+def _enabled_at(path: str, source: str, stream: str, version: int, remedy: str) -> bool:
     if version < 0:
         return False
     try:
@@ -218,7 +222,7 @@ def _enabled_at(path: str, source: str, stream: str, version: int) -> bool:
     except Exception as error:
         raise StreamError(
             f"Stream {stream} is stale: version {version} of {source} (the stream's offset) can no longer be "
-            f"loaded ({error}). Reset the stream (`dbt run --full-refresh -s <model>`)."
+            f"loaded ({error}). {remedy}"
         ) from error
     return str(table.metadata().configuration.get(CHANGE_FEED_PROPERTY, "false")).lower() == "true"
 
@@ -232,7 +236,9 @@ def target_marker(path: str, stream_name: str) -> dict[str, Any] | None:
     table = DeltaTable(path)
     for entry in table.history():
         if entry.get("tablestream.stream") == stream_name:
-            marker = {key[len("tablestream.") :]: value for key, value in entry.items() if key.startswith("tablestream.")}
+            marker = {
+                key[len("tablestream.") :]: value for key, value in entry.items() if key.startswith("tablestream.")
+            }
             app_id = marker.get("stream_id")
             marker["applied_version"] = table.transaction_version(app_id) if app_id else None
             return marker

@@ -28,7 +28,7 @@
 {% macro tablestream__register_stream_window(relation, stream, table_id) %}
   {%- set args = tablestream_relation_args(relation) -%}
   {%- do args.update({
-      'source': stream.source, 'stream': stream.stream, 'view': stream.view,
+      'source': stream.source, 'stream': stream.stream, 'view': stream.view, 'model': model.name,
       'kind': 'snapshot' if stream.snapshot else 'changes',
       'after': stream.after if not stream.snapshot else stream.through - 1,
       'through': stream.through, 'table_id': table_id, 'timestamp': stream.timestamp}) -%}

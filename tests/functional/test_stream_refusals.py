@@ -13,7 +13,7 @@ from deltalake import DeltaTable, write_deltalake
 from tests.functional.streams import CDF, StreamBench, people, stream_model
 
 STREAM = "log__app_t"
-RESET = "--full-refresh"
+RESET = "dbt run --full-refresh -s log"
 
 
 def established(tmp_path: Path, config: str = "start_at='latest'") -> StreamBench:
