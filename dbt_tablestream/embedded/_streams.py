@@ -30,6 +30,7 @@ from dbt_tablestream.embedded._sources import (
 from dbt_tablestream.exceptions import StreamError
 
 WINDOW_SOURCE = "tablestream_window"
+RECENT_HISTORY = 50
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,10 @@ def target_marker(path: str, stream_name: str) -> dict[str, Any] | None:
     if not DeltaTable.is_deltatable(path):
         return None
     table = DeltaTable(path)
-    for entry in table.history():
+    # The stream's last commit is normally among the newest; read the whole history only if not.
+    recent = table.history(RECENT_HISTORY)
+    entries = recent if len(recent) < RECENT_HISTORY or _has_marker(recent, stream_name) else table.history()
+    for entry in entries:
         if entry.get("tablestream.stream") == stream_name:
             marker = {
                 key[len("tablestream.") :]: value for key, value in entry.items() if key.startswith("tablestream.")
@@ -243,6 +247,10 @@ def target_marker(path: str, stream_name: str) -> dict[str, Any] | None:
             marker["applied_version"] = table.transaction_version(app_id) if app_id else None
             return marker
     return None
+
+
+def _has_marker(entries: list[dict[str, Any]], stream_name: str) -> bool:
+    return any(entry.get("tablestream.stream") == stream_name for entry in entries)
 
 
 def window_schema(path: str, version: int) -> StructType:
@@ -272,7 +280,7 @@ class WindowReader(DataSourceReader):
 
         files = len(DeltaTable(self.path, version=self.end).file_uris())
         count = max(1, min(files, 8))
-        return [InputPartition(index) for index in range(count)]
+        return [InputPartition((index, count)) for index in range(count)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         names = self.columns
@@ -280,10 +288,10 @@ class WindowReader(DataSourceReader):
             changes = read_change_feed(self.path, self.path, self.start, self.end)
             yield from changes.select(names).to_batches()
             return
-        count = len(self.partitions())
+        index, count = partition.value
         data_columns = names[:-3]
         stamp = datetime.fromisoformat(str(self.timestamp))
-        for batch in read_delta_partition(self.path, self.end, partition.value, count, data_columns):
+        for batch in read_delta_partition(self.path, self.end, index, count, data_columns):
             rows = batch.num_rows
             arrays = [
                 *batch.columns,
