@@ -7,7 +7,8 @@ example_project/warehouse and starts from an empty one each time.
 2. `enable_change_tracking` turns on its change data feed.
 3. `dbt build`: the table stream `orders_changes` starts from a snapshot (3 INSERT rows).
 4. The application changes its orders: a new order, a delivery, a cancellation.
-5. `dbt build` again: `orders_changes` appends exactly those changes, nothing else.
+5. `dbt build` again: `orders_changes` appends exactly those changes, nothing else, and the
+   stream_merge model `orders_current` MERGEs them, so it equals the source again.
 """
 
 from __future__ import annotations
@@ -77,13 +78,24 @@ def main() -> None:
     show_appended("first run (snapshot of the source)", None)
     log_version = DeltaTable(str(CHANGES)).version()
 
-    # The application changes its orders: a new order, a delivery and a cancellation.
+    # The application changes its orders: a new order, a delivery, a cancellation, a removal.
     write_deltalake(str(ORDERS), orders([(4, "Dave", "3000.00", "placed")]), mode="append")
     source = DeltaTable(str(ORDERS))
     source.update(updates={"status": "'delivered'"}, predicate="order_id = 3")
     source.update(updates={"status": "'cancelled'"}, predicate="order_id = 1")
+    source.delete("order_id = 2")
     dbt("build")
     show_appended("second run (only what changed in between)", log_version)
+
+    current = DeltaTable(str(WAREHOUSE / "analytics.db" / "orders_current")).to_pyarrow_table().to_pylist()
+    mirrored = sorted(current, key=lambda r: r["order_id"]) == sorted(
+        DeltaTable(str(ORDERS)).to_pyarrow_table().to_pylist(), key=lambda r: r["order_id"]
+    )
+    print(f"\n== analytics.orders_current (stream_merge), equal to app.orders: {mirrored}")
+    for row in sorted(current, key=lambda r: r["order_id"]):
+        print(f"   order {row['order_id']} {row['customer']:<6} {row['amount']:>8} {row['status']}")
+    if not mirrored:
+        sys.exit("orders_current does not mirror app.orders")
 
     print("\n== analytics.order_status_history")
     history = DeltaTable(str(WAREHOUSE / "analytics.db" / "order_status_history")).to_pyarrow_table().to_pylist()

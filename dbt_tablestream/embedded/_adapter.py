@@ -146,6 +146,10 @@ class EngineCursor:
     def rows_affected(self) -> int:
         return -1 if self._result is None else self._result.rows_affected
 
+    @property
+    def skipped(self) -> bool:
+        return bool(self._result is not None and self._result.skipped)
+
     def close(self) -> None:
         self._result = None
         self._rows = None
@@ -196,6 +200,8 @@ class TablestreamConnectionManager(SparkConnectionManager):
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:
         rows = getattr(cursor, "rows_affected", -1)
+        if getattr(cursor, "skipped", False):
+            return AdapterResponse(_message="SKIPPED already applied", code="SKIPPED", rows_affected=0)
         return AdapterResponse(_message="OK", rows_affected=rows if rows >= 0 else None)
 
 

@@ -11,10 +11,13 @@ database's directory on ``DROP DATABASE ... CASCADE``, and that must never be a 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -285,6 +288,19 @@ class WarehouseCatalog:
             ]
             found += [RelationInfo(schema, name, "view") for name in self.views_on_disk(schema)]
             return found
+
+
+@contextlib.contextmanager
+def target_lock(warehouse: Path, schema: str, name: str) -> Iterator[None]:
+    """An exclusive lock on one target, across threads and processes on this machine."""
+    lock_dir = warehouse / SPARK_SCRATCH / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / f"{schema.lower()}.{name.lower()}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def atomic_write(path: Path, text: str) -> None:

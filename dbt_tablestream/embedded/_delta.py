@@ -109,9 +109,11 @@ def delete_rows(path: str, predicate: str | None = None, *, marker: CommitMarker
 class MergeSpec:
     """A MERGE of a source into a Delta table, in delta-rs terms.
 
-    ``keys`` are matched pairwise; ``update_columns`` None means every column.
-    ``delete_when`` / ``update_when`` / ``insert_when`` are optional SQL predicates over the
-    ``source`` and ``target`` aliases, so that a change-type column can steer each clause.
+    ``keys`` are matched pairwise; ``update_columns`` None means every column. The optional SQL
+    predicates over the ``source`` and ``target`` aliases let a change-type column steer each
+    clause: a matched row meeting ``delete_when`` is deleted, one meeting ``soft_delete_when`` gets
+    ``soft_delete_set`` instead, any other matched row meeting ``update_when`` is updated (plus
+    ``extra_set``), and an unmatched row meeting ``insert_when`` is inserted (plus ``extra_set``).
     """
 
     keys: Sequence[str]
@@ -121,6 +123,9 @@ class MergeSpec:
     update_when: str | None = None
     insert_when: str | None = None
     delete_when: str | None = None
+    soft_delete_when: str | None = None
+    soft_delete_set: Mapping[str, str] = field(default_factory=dict)
+    extra_set: Mapping[str, str] = field(default_factory=dict)
 
 
 def merge_table(path: str, source: pa.Table, spec: MergeSpec, *, marker: CommitMarker = NO_MARKER) -> dict[str, int]:
@@ -139,15 +144,19 @@ def merge_table(path: str, source: pa.Table, spec: MergeSpec, *, marker: CommitM
         streamed_exec=False,
         commit_properties=marker.commit_properties(),
     )
+    extra = {f"`{name}`": expression for name, expression in spec.extra_set.items()}
     if spec.delete_when is not None:
         merger = merger.when_matched_delete(predicate=spec.delete_when)
+    if spec.soft_delete_when is not None:
+        soft = {f"`{name}`": expression for name, expression in spec.soft_delete_set.items()}
+        merger = merger.when_matched_update(updates=soft, predicate=spec.soft_delete_when)
     if spec.update:
         columns = [c.strip("`") for c in spec.update_columns] if spec.update_columns is not None else target_names
         updates = {f"`{name}`": f"source.`{name}`" for name in columns if name in source.column_names}
-        merger = merger.when_matched_update(updates=updates, predicate=spec.update_when)
+        merger = merger.when_matched_update(updates={**updates, **extra}, predicate=spec.update_when)
     if spec.insert:
         values = {f"`{name}`": f"source.`{name}`" for name in target_names if name in source.column_names}
-        merger = merger.when_not_matched_insert(updates=values, predicate=spec.insert_when)
+        merger = merger.when_not_matched_insert(updates={**values, **extra}, predicate=spec.insert_when)
     metrics = merger.execute()
     return {key: int(value) for key, value in metrics.items() if isinstance(value, (int, float))}
 

@@ -15,18 +15,22 @@ import os
 import re
 import signal
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from deltalake import DeltaTable
+
 from dbt_tablestream import exceptions
-from dbt_tablestream.embedded._catalog import WarehouseCatalog, qualified, quote
+from dbt_tablestream.embedded._catalog import WarehouseCatalog, qualified, quote, target_lock
 from dbt_tablestream.embedded._delta import (
     CommitMarker,
     MergeSpec,
     add_columns,
     delete_rows,
+    is_delta_table,
     merge_table,
     set_properties,
     write_table,
@@ -34,7 +38,7 @@ from dbt_tablestream.embedded._delta import (
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
 from dbt_tablestream.embedded._sources import table_changes_class
 from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource, check_window, source_state, target_marker
-from dbt_tablestream.exceptions import DirectiveError, TablestreamError
+from dbt_tablestream.exceptions import DirectiveError, StreamError, TablestreamError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,6 +55,8 @@ class StatementResult:
 
     dataframe: DataFrame | None = None
     rows_affected: int = -1
+    # A marked write whose window a concurrent run already applied: nothing was written.
+    skipped: bool = False
 
 
 def parse_directive(sql: str) -> tuple[dict[str, Any], str] | None:
@@ -180,19 +186,24 @@ class Engine:
         if mode not in ("overwrite", "append"):
             raise DirectiveError(f"write mode must be 'overwrite' or 'append', got {mode!r}")
         data = self.query_arrow(body)
-        if self.catalog.relation_kind(schema, name) == "view":
-            self.catalog.drop_relation(schema, name)
-        self.catalog.create_schema(schema)
-        write_table(
-            self._path(directive),
-            data,
-            mode,
-            partition_by=directive.get("partition_by"),
-            properties=directive.get("properties"),
-            marker=self._marker(directive),
-        )
+
+        def write() -> StatementResult:
+            if self.catalog.relation_kind(schema, name) == "view":
+                self.catalog.drop_relation(schema, name)
+            self.catalog.create_schema(schema)
+            write_table(
+                self._path(directive),
+                data,
+                mode,
+                partition_by=directive.get("partition_by"),
+                properties=directive.get("properties"),
+                marker=self._marker(directive),
+            )
+            return StatementResult(rows_affected=data.num_rows)
+
+        result = self._once_per_marker(directive, write)
         self.catalog.register_table(schema, name)
-        return StatementResult(rows_affected=data.num_rows)
+        return result
 
     def _op_merge(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         schema, name = self._relation(directive)
@@ -205,14 +216,48 @@ class Engine:
             update_when=directive.get("update_when"),
             insert_when=directive.get("insert_when"),
             delete_when=directive.get("delete_when"),
+            soft_delete_when=directive.get("soft_delete_when"),
+            soft_delete_set=directive.get("soft_delete_set") or {},
+            extra_set=directive.get("extra_set") or {},
         )
-        metrics = merge_table(self._path(directive), source, spec, marker=self._marker(directive))
+
+        def merge() -> StatementResult:
+            metrics = merge_table(self._path(directive), source, spec, marker=self._marker(directive))
+            affected = sum(
+                metrics.get(k, 0)
+                for k in ("num_target_rows_inserted", "num_target_rows_updated", "num_target_rows_deleted")
+            )
+            return StatementResult(rows_affected=affected)
+
+        result = self._once_per_marker(directive, merge)
         self.catalog.register_table(schema, name)
-        affected = sum(
-            metrics.get(k, 0)
-            for k in ("num_target_rows_inserted", "num_target_rows_updated", "num_target_rows_deleted")
-        )
-        return StatementResult(rows_affected=affected)
+        return result
+
+    def _once_per_marker(self, directive: Mapping[str, Any], write: Callable[[], StatementResult]) -> StatementResult:
+        """Run a marked write at most once per window, also across processes.
+
+        Under an exclusive lock on the target, the target's SetTransaction version for the
+        stream says what is applied: the whole window (a concurrent run won: no-op), part of what
+        this window starts from (the window is stale: refuse), or nothing of it (write).
+        """
+        marker = self._marker(directive)
+        if marker.app_id is None:
+            return write()
+        schema, name = self._relation(directive)
+        with target_lock(self.warehouse, schema, name):
+            path = self._path(directive)
+            applied = DeltaTable(path).transaction_version(marker.app_id) if is_delta_table(path) else None
+            after = (directive.get("marker") or {}).get("after")
+            if applied is not None and marker.version is not None and applied >= marker.version:
+                return StatementResult(rows_affected=0, skipped=True)
+            if applied is not None and after is not None and applied > int(after):
+                stream = marker.metadata.get("tablestream.stream", marker.app_id)
+                raise StreamError(
+                    f"Stream {stream} is being consumed by another run: it applied the source up to version "
+                    f"{applied} after this run read from version {after}. Nothing was written; run again to "
+                    "apply what is left."
+                )
+            return write()
 
     def _op_truncate(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         delete_rows(self._path(directive), marker=self._marker(directive))
@@ -291,6 +336,11 @@ class Engine:
             path=path, kind=kind, start=str(after + 1), end=str(through), timestamp=str(directive.get("timestamp"))
         )
         reader.load().createOrReplaceTempView(str(directive["view"]))
+        return StatementResult()
+
+    def _op_pause(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """Test-only: hold this run at a named step so that concurrent runs line up there."""
+        time.sleep(float(directive.get("seconds", 0)))
         return StatementResult()
 
     def _op_fault(self, directive: Mapping[str, Any], body: str) -> StatementResult:

@@ -19,12 +19,24 @@
   {{ return(adapter.dispatch('stream_write_sql', 'dbt_tablestream')(target, sql, mode, stream)) }}
 {% endmacro %}
 
+{#-- SQL that MERGEs a stream's net changes (one row per key: INSERT, UPDATE_AFTER or DELETE) into
+     the target as one Delta commit carrying the stream's marker. --#}
+{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, stream) %}
+  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, stream)) }}
+{% endmacro %}
+
 {% macro append_offsets_row(relation, select_sql) %}
   {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql)) }}
 {% endmacro %}
 
-{#-- Test-only: with DBT_TABLESTREAM_FAULT=<point>, the process dies at that step of the protocol. --#}
+{#-- Test-only hooks at the steps of the commit protocol (before_target_commit,
+     after_target_commit, after_offsets_append): DBT_TABLESTREAM_FAULT=<point> kills the process
+     there; DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds it there, to line up concurrent runs. --#}
 {% macro fault_point(point) %}
+  {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
+  {%- if pause and pause.split(':')[0] == point -%}
+    {%- do adapter.dispatch('pause_point', 'dbt_tablestream')(point, pause.split(':')[1] | float) -%}
+  {%- endif -%}
   {%- if env_var('DBT_TABLESTREAM_FAULT', '') == point -%}
     {{ return(adapter.dispatch('fault_point', 'dbt_tablestream')(point)) }}
   {%- endif -%}
@@ -57,8 +69,14 @@
 {% macro default__stream_write_sql(target, sql, mode, stream) %}
   {{ dbt_tablestream.engine_not_supported('stream_write_sql') }}
 {% endmacro %}
+{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, stream) %}
+  {{ dbt_tablestream.engine_not_supported('stream_merge_sql') }}
+{% endmacro %}
 {% macro default__append_offsets_row(relation, select_sql) %}
   {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}
+{% endmacro %}
+{% macro default__pause_point(point, seconds) %}
+  {{ dbt_tablestream.engine_not_supported('pause_point') }}
 {% endmacro %}
 {% macro default__fault_point(point) %}
   {{ exceptions.raise_compiler_error("tablestream test fault at " ~ point) }}

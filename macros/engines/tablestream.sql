@@ -42,9 +42,40 @@
       'mode': mode,
       'partition_by': tablestream_partition_by(),
       'properties': config.get('tblproperties', none),
-      'marker': {'app_id': stream.stream_id, 'version': stream.through,
-                 'metadata': dbt_tablestream.stream_marker_metadata(stream)}}) -%}
+      'marker': dbt_tablestream.tablestream_stream_marker(stream, mode != 'overwrite')}) -%}
   {{ return(tablestream_directive('write', args) ~ '\n' ~ sql) }}
+{% endmacro %}
+
+
+{% macro tablestream__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, stream) %}
+  {%- set args = tablestream_relation_args(target) -%}
+  {%- set is_delete = "source.`__change_type` = 'DELETE'" -%}
+  {%- set is_upsert = "source.`__change_type` <> 'DELETE'" -%}
+  {%- do args.update({
+      'keys': keys,
+      'update_columns': update_columns,
+      'update_when': is_upsert,
+      'insert_when': is_upsert,
+      'marker': dbt_tablestream.tablestream_stream_marker(stream, true)}) -%}
+  {%- if delete_mode == 'hard' -%}
+    {%- do args.update({'delete_when': is_delete}) -%}
+  {%- elif delete_mode == 'soft' -%}
+    {%- do args.update({
+        'soft_delete_when': is_delete,
+        'soft_delete_set': {'_deleted': 'true', '_deleted_version': 'source.`__commit_version`', '_deleted_at': 'source.`__commit_timestamp`'},
+        'extra_set': {'_deleted': 'false', '_deleted_version': 'null', '_deleted_at': 'null'}}) -%}
+  {%- endif -%}
+  {{ return(tablestream_directive('merge', args) ~ '\n' ~ source_sql) }}
+{% endmacro %}
+
+
+{#-- The commit marker of a stream write. An incremental write also names the version its window
+     starts after, so the engine can refuse it if a concurrent run moved the stream meanwhile. --#}
+{% macro tablestream_stream_marker(stream, incremental) %}
+  {%- set marker = {'app_id': stream.stream_id, 'version': stream.through,
+                    'metadata': dbt_tablestream.stream_marker_metadata(stream)} -%}
+  {%- if incremental -%}{%- do marker.update({'after': stream.after}) -%}{%- endif -%}
+  {{ return(marker) }}
 {% endmacro %}
 
 
@@ -55,6 +86,11 @@
     {{ tablestream_directive('write', args) }}
     {{ select_sql }}
   {%- endcall %}
+{% endmacro %}
+
+
+{% macro tablestream__pause_point(point, seconds) %}
+  {%- do run_query(tablestream_directive('pause', {'point': point, 'seconds': seconds})) -%}
 {% endmacro %}
 
 

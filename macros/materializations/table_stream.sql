@@ -5,9 +5,16 @@
 {% materialization table_stream, default %}
   {%- do dbt_tablestream.validate_stream_config() -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
+  {%- set keys = dbt_tablestream.stream_unique_key() -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
+  {%- set rows_sql = compiled_code -%}
+  {%- if keys and config.get('net_changes', true) and stream.view is not none -%}
+    {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
+    {%- do dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
+    {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -16,19 +23,20 @@
     {%- set existing_relation = none -%}
   {%- endif -%}
 
+  {%- do dbt_tablestream.fault_point('before_target_commit') -%}
+  {%- set response = none -%}
   {%- if existing_relation is none or stream.restart -%}
     {%- call statement('main') -%}
-      {{ dbt_tablestream.stream_write_sql(target_relation, compiled_code, 'overwrite', stream) }}
+      {{ dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream) }}
     {%- endcall -%}
-    {%- set rows_written = load_result('main').response.rows_affected -%}
+    {%- set response = load_result('main').response -%}
   {%- elif stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
     {%- endcall -%}
-    {%- set rows_written = 0 -%}
   {%- else -%}
     {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
     {%- call statement('create_tmp_relation') -%}
-      {{ create_temporary_view(tmp_relation, compiled_code) }}
+      {{ create_temporary_view(tmp_relation, rows_sql) }}
     {%- endcall -%}
     {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
@@ -36,14 +44,11 @@
     {%- call statement('main') -%}
       {{ dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream) }}
     {%- endcall -%}
-    {%- set rows_written = load_result('main').response.rows_affected -%}
+    {%- set response = load_result('main').response -%}
     {%- do adapter.drop_relation(tmp_relation) -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.fault_point('after_target_commit') -%}
-  {%- do dbt_tablestream.append_stream_offset(stream, rows_written) -%}
-  {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
-  {{ log(dbt_tablestream.stream_summary(stream, rows_written), info=True) }}
+  {%- do dbt_tablestream.finish_stream_run(stream, response) -%}
 
   {{ run_hooks(post_hooks) }}
 

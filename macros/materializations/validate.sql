@@ -35,3 +35,42 @@
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_schema_change '" ~ on_schema_change ~ "'. Accepted values: " ~ accepted_changes | join(', ')) }}
   {%- endif -%}
 {% endmacro %}
+
+
+{#-- `unique_key` as a list of column names ([] when unset). --#}
+{% macro stream_unique_key() %}
+  {%- set unique_key = config.get('unique_key', none) -%}
+  {%- if unique_key is none -%}{{ return([]) }}{%- endif -%}
+  {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+  {%- if keys is not sequence or keys | length == 0 or keys | reject('string') | list | length > 0 -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": unique_key must be a column name or a list of column names, got " ~ unique_key) }}
+  {%- endif -%}
+  {{ return(keys | list) }}
+{% endmacro %}
+
+
+{#-- The stream_merge configs, validated; returns them normalised. --#}
+{% macro validate_stream_merge_config() %}
+  {%- do dbt_tablestream.validate_stream_config() -%}
+  {%- set keys = dbt_tablestream.stream_unique_key() -%}
+  {%- if not keys -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " is a stream_merge model and needs unique_key: the column (or list of columns) that identifies a target row.") }}
+  {%- endif -%}
+  {%- set delete_mode = config.get('delete_mode', 'hard') -%}
+  {%- set accepted_delete = ['hard', 'soft', 'ignore'] -%}
+  {%- if delete_mode not in accepted_delete -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid delete_mode '" ~ delete_mode ~ "'. Accepted values: " ~ accepted_delete | join(', ')) }}
+  {%- endif -%}
+  {%- set update_columns = config.get('merge_update_columns', none) -%}
+  {%- set exclude_columns = config.get('merge_exclude_columns', none) -%}
+  {%- if update_columns is not none and exclude_columns is not none -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": set merge_update_columns or merge_exclude_columns, not both.") }}
+  {%- endif -%}
+  {%- for option in [update_columns, exclude_columns] if option is not none and (option is string or option is not sequence) -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": merge_update_columns and merge_exclude_columns take a list of column names, got " ~ option) }}
+  {%- endfor -%}
+  {%- if not config.get('net_changes', true) -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": stream_merge always applies net changes (at most one change meets each target row); remove net_changes: false.") }}
+  {%- endif -%}
+  {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns}) }}
+{% endmacro %}

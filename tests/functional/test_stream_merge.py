@@ -1,0 +1,241 @@
+"""stream_merge: keyed MERGE of net changes, its configs and refusals, crashes and concurrent runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from tests.functional.streams import StreamBench, stream_model
+
+MERGE = "materialized='stream_merge', unique_key='id'"
+
+
+def merge_model(config: str = "", columns: str = "*") -> str:
+    return (
+        f"{{{{ config({MERGE}{', ' + config if config else ''}) }}}}\n"
+        f"select {columns} from {{{{ dbt_tablestream.source_stream('app', 't') }}}}"
+    )
+
+
+def source_state(bench: StreamBench, version: int | None = None) -> Counter:
+    table = DeltaTable(bench.source_path()) if version is None else DeltaTable(bench.source_path(), version=version)
+    return Counter((row["id"], row["name"], row["age"]) for row in table.to_pyarrow_table().to_pylist())
+
+
+def target_state(bench: StreamBench, model: str = "current") -> Counter:
+    return Counter(row[:3] for row in bench.target_rows(model))
+
+
+def churn(bench: StreamBench) -> None:
+    """The same keys changed many times inside one window, a delete then re-insert, an insert then delete."""
+    source = bench.source
+    source().update(updates={"age": "age + 10"}, predicate="id = 1")
+    source().update(updates={"age": "age + 10"}, predicate="id = 1")
+    source().delete("id = 2")
+    bench.append([(2, "B", 22), (4, "d", 4)])
+    source().delete("id = 4")
+    source().delete("id = 3")
+    bench.append([(5, "e", 5)])
+    source().update(updates={"name": "'E'"}, predicate="id = 5")
+
+
+def test_churny_keys_merge_to_the_source_state(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()})
+    bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    bench.run()
+    assert target_state(bench) == source_state(bench)  # the first run mirrors the source (start_at snapshot)
+    churn(bench)
+    bench.run()
+    assert target_state(bench) == source_state(bench) == Counter({(1, "a", 21): 1, (2, "B", 22): 1, (5, "E", 5): 1})
+    version = bench.target_version("current")
+    bench.run()
+    assert bench.target_version("current") == version  # an empty window makes no target commit
+    assert DeltaTable(str(bench.target_path("current"))).history(1)[0]["operation"] == "MERGE"
+
+
+def test_soft_and_ignored_deletes(tmp_path: Path) -> None:
+    bench = StreamBench(
+        tmp_path, {"soft": merge_model("delete_mode='soft'"), "kept": merge_model("delete_mode='ignore'")}
+    )
+    bench.create_source([(1, "a", 1), (2, "b", 2)])
+    bench.run()
+    bench.source().delete("id = 2")
+    delete_version = bench.source().version()
+    bench.run()
+    soft = {row["id"]: row for row in DeltaTable(str(bench.target_path("soft"))).to_pyarrow_table().to_pylist()}
+    assert soft[1]["_deleted"] is False and soft[1]["_deleted_version"] is None
+    assert soft[2]["_deleted"] is True and soft[2]["_deleted_version"] == delete_version
+    assert soft[2]["_deleted_at"] is not None and soft[2]["age"] == 2
+    assert target_state(bench, "kept") == Counter({(1, "a", 1): 1, (2, "b", 2): 1})
+    bench.append([(2, "back", 20)])  # a re-insert revives the soft-deleted row
+    bench.run()
+    soft = {row["id"]: row for row in DeltaTable(str(bench.target_path("soft"))).to_pyarrow_table().to_pylist()}
+    assert soft[2]["_deleted"] is False and soft[2]["name"] == "back" and soft[2]["_deleted_at"] is None
+
+
+def test_merge_update_and_exclude_columns(tmp_path: Path) -> None:
+    bench = StreamBench(
+        tmp_path,
+        {
+            "only_age": merge_model("merge_update_columns=['age']"),
+            "not_age": merge_model("merge_exclude_columns=['age']"),
+        },
+    )
+    bench.create_source([(1, "a", 1)])
+    bench.run()
+    bench.source().update(updates={"age": "9", "name": "'z'"}, predicate="id = 1")
+    bench.append([(2, "b", 2)])
+    bench.run()
+    assert target_state(bench, "only_age") == Counter({(1, "a", 9): 1, (2, "b", 2): 1})
+    assert target_state(bench, "not_age") == Counter({(1, "z", 1): 1, (2, "b", 2): 1})
+
+
+def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path) -> None:
+    model = (
+        f"{{{{ config({MERGE}) }}}}\n"
+        "select id, upper(name) as name, age * 2 as age, __change_type, __commit_version\n"
+        "from {{ dbt_tablestream.source_stream('app', 't') }}\nwhere id < 100"
+    )
+    bench = StreamBench(tmp_path, {"current": model})
+    bench.create_source([(1, "a", 1), (100, "big", 0)])
+    bench.run()
+    bench.source().update(updates={"age": "5"}, predicate="id = 1")
+    bench.run()
+    assert target_state(bench) == Counter({(1, "A", 10): 1})
+
+
+@pytest.mark.parametrize(
+    "model,fragments",
+    [
+        (
+            merge_model(columns="name, age, __change_type, __commit_version"),
+            ["lacks id", "keep its unique_key columns"],
+        ),
+        (merge_model(columns="id, name, age, __commit_version"), ["lacks __change_type"]),
+        (
+            "{{ config(materialized='stream_merge') }}\nselect * from {{ dbt_tablestream.source_stream('app', 't') }}",
+            ["needs unique_key"],
+        ),
+        (merge_model("delete_mode='purge'"), ["invalid delete_mode 'purge'", "Accepted values: hard, soft, ignore"]),
+        (
+            merge_model("merge_update_columns=['age'], merge_exclude_columns=['name']"),
+            ["merge_update_columns or merge_exclude_columns, not both"],
+        ),
+    ],
+    ids=["key-missing", "change-type-missing", "no-unique-key", "bad-delete-mode", "both-column-lists"],
+)
+def test_bad_models_are_refused_before_any_write(tmp_path: Path, model: str, fragments: list[str]) -> None:
+    bench = StreamBench(tmp_path, {"current": model})
+    bench.create_source([(1, "a", 1)])
+    result = bench.project.invoke("run")
+    assert not result.success
+    message = str(result.exception) if result.exception else str(result.result.results[0].message)
+    for fragment in fragments:
+        assert fragment in message, message
+    assert bench.target_version("current") is None and bench.offsets_version() is None
+
+
+def test_null_key_in_a_change_row_is_refused(tmp_path: Path) -> None:
+    model = (
+        f"{{{{ config({MERGE}) }}}}\n"
+        "select case when age = 0 then null else id end as id, name, age, __change_type, __commit_version\n"
+        "from {{ dbt_tablestream.source_stream('app', 't') }}"
+    )
+    bench = StreamBench(tmp_path, {"current": model})
+    bench.create_source([(1, "a", 1)])
+    bench.run()
+    bench.append([(2, "zero", 0)])
+    state = (bench.target_version("current"), bench.offsets())
+    result = bench.project.invoke("run")
+    assert not result.success
+    message = str(result.result.results[0].message)
+    assert "Stream current__app_t on app.t: 1 change rows" in message and "NULL unique_key (id)" in message
+    assert (bench.target_version("current"), bench.offsets()) == state
+
+
+def test_keyed_table_stream_logs_net_changes(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")})
+    bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    bench.run()
+    churn(bench)
+    assert bench.run_appended("log") == Counter(
+        {
+            (1, "a", 1, "UPDATE_BEFORE"): 1,
+            (1, "a", 21, "UPDATE_AFTER"): 1,
+            (2, "b", 2, "UPDATE_BEFORE"): 1,
+            (2, "B", 22, "UPDATE_AFTER"): 1,
+            (3, "c", 3, "DELETE"): 1,
+            (5, "E", 5, "INSERT"): 1,
+        }
+    )
+
+
+# --- crashes and concurrent runs (subprocesses) ------------------------------------------------------
+
+
+def dbt_process(bench: StreamBench, env_extra: dict[str, str]) -> subprocess.Popen[str]:
+    bench.project.install_packages()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DBT_TABLESTREAM_")}
+    env.update(env_extra)
+    dbt = Path(sys.executable).with_name("dbt")
+    root = str(bench.project.root)
+    return subprocess.Popen(
+        [str(dbt), "run", "--project-dir", root, "--profiles-dir", root],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("point", ["before_target_commit", "after_target_commit", "after_offsets_append"])
+def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(tmp_path: Path, point: str) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()})
+    bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    bench.run()
+    churn(bench)
+    killed = dbt_process(bench, {"DBT_TABLESTREAM_FAULT": point})
+    output, _ = killed.communicate(timeout=600)
+    assert killed.returncode == -9, output
+    applied = target_state(bench) == source_state(bench)
+    assert applied == (point != "before_target_commit")
+
+    rerun = dbt_process(bench, {})
+    output, _ = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, output
+    assert target_state(bench) == source_state(bench)
+    windows = [(row["from_version"], row["to_version"]) for row in bench.offsets() if row["rows_written"]]
+    assert len(windows) == len(set(windows)), "a window was applied twice"
+    assert bench.offsets()[-1]["to_version"] == bench.source().version()
+
+
+def test_two_concurrent_runs_apply_the_window_once(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()})
+    bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    bench.run()
+    churn(bench)
+    # Both runs resolve the same window, then wait at the commit step so that both contend for it.
+    pause = {"DBT_TABLESTREAM_PAUSE": "before_target_commit:4"}
+    first, second = dbt_process(bench, pause), dbt_process(bench, pause)
+    outputs = [process.communicate(timeout=600)[0] for process in (first, second)]
+    codes = [first.returncode, second.returncode]
+    assert target_state(bench) == source_state(bench)
+    applied = [row for row in bench.offsets() if row["rows_written"]]
+    assert len(applied) == 2, applied  # the first run's snapshot, then this window exactly once
+    losers = [
+        output
+        for output in outputs
+        if "already applied by a concurrent run" in output
+        or "is being consumed by another run" in output
+        or "NO-OP" in output
+    ]
+    assert losers, outputs
+    assert 0 in codes
+    time.sleep(0)  # both processes have exited; nothing else to wait for
