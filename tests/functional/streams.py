@@ -87,6 +87,18 @@ class StreamBench:
         path = self.warehouse / "analytics.db" / "tablestream_offsets"
         return DeltaTable(str(path)).version() if path.exists() else None
 
+    def refused(self, model: str, *fragments: str) -> str:
+        """Run ``model`` expecting a refusal: the message has every fragment and nothing was written."""
+        state = (self.target_version(model), self.target_rows(model), self.offsets_version(), self.offsets())
+        result = self.project.invoke("run", "-s", model)
+        assert not result.success
+        message = str(result.exception) if result.exception else str(result.result.results[0].message)
+        for fragment in fragments:
+            assert fragment in message, message
+        assert "Traceback" not in message
+        assert (self.target_version(model), self.target_rows(model), self.offsets_version(), self.offsets()) == state
+        return message
+
     def run(self, *args: str) -> None:
         self.project.run_ok("run", *args)
 

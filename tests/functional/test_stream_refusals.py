@@ -26,28 +26,18 @@ def established(tmp_path: Path, config: str = "start_at='latest'") -> StreamBenc
     return bench
 
 
-def refused(bench: StreamBench, *fragments: str) -> str:
-    state = (bench.target_version("log"), bench.target_rows("log"), bench.offsets_version(), bench.offsets())
-    result = bench.project.invoke("run", "-s", "log")
-    assert not result.success
-    message = str(result.exception) if result.exception else str(result.result.results[0].message)
-    for fragment in fragments:
-        assert fragment in message, message
-    assert "Traceback" not in message
-    assert (bench.target_version("log"), bench.target_rows("log"), bench.offsets_version(), bench.offsets()) == state
-    return message
-
-
 def test_source_missing(tmp_path: Path) -> None:
     bench = established(tmp_path)
     shutil.rmtree(bench.source_path())
-    refused(bench, f"Stream {STREAM}", "app.t does not exist")
+    bench.refused("log", f"Stream {STREAM}", "app.t does not exist")
 
 
 def test_change_feed_not_enabled(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
     bench.create_source([(1, "a", 1)], change_feed=False)
-    refused(bench, f"Stream {STREAM}", "change data feed is not enabled on the source app.t", "enable_change_tracking")
+    bench.refused(
+        "log", f"Stream {STREAM}", "change data feed is not enabled on the source app.t", "enable_change_tracking"
+    )
 
 
 def test_change_feed_disabled_inside_the_window(tmp_path: Path) -> None:
@@ -56,7 +46,7 @@ def test_change_feed_disabled_inside_the_window(tmp_path: Path) -> None:
     bench.append([(4, "d", 4)])  # not recorded
     bench.source().alter.set_table_properties(CDF)
     bench.append([(5, "e", 5)])
-    message = refused(bench, f"Stream {STREAM}", "change data feed of app.t was not enabled at version", RESET)
+    message = bench.refused("log", f"Stream {STREAM}", "change data feed of app.t was not enabled at version", RESET)
     assert "enable_change_tracking" in message
 
 
@@ -65,7 +55,7 @@ def test_offset_older_than_retained_files_after_vacuum(tmp_path: Path) -> None:
     bench.append([(4, "d", 4)])  # the stream needs this version's data file...
     bench.source().delete("id = 4")  # ...which this removes from the table...
     bench.source().vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)  # ...and this deletes
-    refused(bench, f"Stream {STREAM} is stale", "app.t were removed (VACUUM)", "silently drop changes", RESET)
+    bench.refused("log", f"Stream {STREAM} is stale", "app.t were removed (VACUUM)", "silently drop changes", RESET)
 
 
 def test_offset_older_than_retained_log(tmp_path: Path) -> None:
@@ -76,7 +66,9 @@ def test_offset_older_than_retained_log(tmp_path: Path) -> None:
     pending = source.version() - 1
     source.create_checkpoint()
     (Path(bench.source_path()) / "_delta_log" / f"{pending:020d}.json").unlink()  # log cleanup
-    refused(bench, f"Stream {STREAM} is stale", f"version {pending} of app.t is no longer in its Delta log", RESET)
+    bench.refused(
+        "log", f"Stream {STREAM} is stale", f"version {pending} of app.t is no longer in its Delta log", RESET
+    )
 
 
 def test_source_dropped_and_recreated(tmp_path: Path) -> None:
@@ -85,7 +77,7 @@ def test_source_dropped_and_recreated(tmp_path: Path) -> None:
     bench.create_source([(7, "x", 7)])
     for _ in range(5):
         bench.append([(8, "y", 8)])
-    refused(bench, f"Stream {STREAM}", "app.t was dropped and recreated", RESET)
+    bench.refused("log", f"Stream {STREAM}", "app.t was dropped and recreated", RESET)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +94,7 @@ def test_source_dropped_and_recreated(tmp_path: Path) -> None:
 def test_unknown_config_values_are_refused_before_any_write(tmp_path: Path, config: str, fragments: list[str]) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model(config)})
     bench.create_source([(1, "a", 1)])
-    refused(bench, *fragments)
+    bench.refused("log", *fragments)
     assert bench.target_version("log") is None and bench.offsets_version() is None
 
 
@@ -110,7 +102,7 @@ def test_schema_change_that_on_schema_change_does_not_allow(tmp_path: Path) -> N
     bench = established(tmp_path, "start_at='latest', on_schema_change='fail'")
     wider = people([(9, "z", 9)]).append_column("email", pa.array(["z@x"], pa.string()))
     write_deltalake(bench.source_path(), wider, mode="append", schema_mode="merge")
-    refused(bench, f"Stream {STREAM}", "columns of app.t no longer match", "added: email", "--full-refresh")
+    bench.refused("log", f"Stream {STREAM}", "columns of app.t no longer match", "added: email", "--full-refresh")
 
 
 def test_schema_change_appended_when_allowed(tmp_path: Path) -> None:
