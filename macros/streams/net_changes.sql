@@ -7,7 +7,6 @@
        absent -> absent (inserted and deleted in the window): nothing
      So at most one post-image and one pre-image meet each key. --#}
 {% macro net_changes_sql(sql, keys, columns) %}
-  {%- set partition = keys | map('string') | map('tojson') | list -%}
   {%- set key_list = [] -%}
   {%- for key in keys -%}{%- do key_list.append(adapter.quote(key)) -%}{%- endfor -%}
   {%- set key_list = key_list | join(', ') -%}
