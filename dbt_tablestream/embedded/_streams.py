@@ -239,10 +239,9 @@ def target_marker(path: str, stream_name: str) -> dict[str, Any] | None:
     recent = table.history(RECENT_HISTORY)
     entries = recent if len(recent) < RECENT_HISTORY or _has_marker(recent, stream_name) else table.history()
     for entry in entries:
-        if entry.get("tablestream.stream") == stream_name:
-            marker = {
-                key[len("tablestream.") :]: value for key, value in entry.items() if key.startswith("tablestream.")
-            }
+        fields = _marker_fields(entry)
+        if fields.get("tablestream.stream") == stream_name:
+            marker = {key[len("tablestream.") :]: value for key, value in fields.items()}
             app_id = marker.get("stream_id")
             marker["applied_version"] = table.transaction_version(app_id) if app_id else None
             return marker
@@ -250,7 +249,24 @@ def target_marker(path: str, stream_name: str) -> dict[str, Any] | None:
 
 
 def _has_marker(entries: list[dict[str, Any]], stream_name: str) -> bool:
-    return any(entry.get("tablestream.stream") == stream_name for entry in entries)
+    return any(_marker_fields(entry).get("tablestream.stream") == stream_name for entry in entries)
+
+
+def _marker_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """The tablestream.* fields of a commit: top-level commitInfo keys (this engine), or the JSON
+    in commitInfo.userMetadata (how delta-spark carries them)."""
+    fields = {key: value for key, value in entry.items() if key.startswith("tablestream.")}
+    if fields:
+        return fields
+    user_metadata = entry.get("userMetadata")
+    if isinstance(user_metadata, str) and '"tablestream.stream"' in user_metadata:
+        try:
+            parsed = json.loads(user_metadata)
+        except ValueError:
+            return {}
+        if isinstance(parsed, dict):
+            return {key: value for key, value in parsed.items() if key.startswith("tablestream.")}
+    return {}
 
 
 def window_schema(path: str, version: int) -> StructType:

@@ -6,12 +6,17 @@
 
 {% macro spark__set_table_properties(relation, properties) %}
   {% call statement('set_table_properties') -%}
-    alter table {{ relation }} set tblproperties (
-      {%- for key, value in properties.items() %}
-      '{{ key }}' = '{{ value }}'{% if not loop.last %},{% endif %}
-      {%- endfor %}
-    )
+    {{ dbt_tablestream.spark__set_table_properties_sql(relation, properties) }}
   {%- endcall %}
+{% endmacro %}
+
+
+{% macro spark__set_table_properties_sql(relation, properties) %}
+  {%- set assignments = [] -%}
+  {%- for key, value in properties.items() -%}
+    {%- do assignments.append("'" ~ key ~ "' = '" ~ value ~ "'") -%}
+  {%- endfor -%}
+  {{ return('alter table ' ~ relation ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') }}
 {% endmacro %}
 
 

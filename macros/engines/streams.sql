@@ -1,5 +1,5 @@
-{#-- The engine-specific pieces of a stream run, dispatched: tablestream__ (embedded engine) here;
-     spark__ (cluster engine) lands with the cluster-engine issue and until then says so. --#}
+{#-- The engine-specific pieces of a stream run, dispatched: tablestream__ (embedded engine, in
+     tablestream.sql) and spark__ (cluster engine: delta-spark and Databricks, in spark.sql). --#}
 
 {% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
   {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest)) }}
@@ -9,6 +9,7 @@
   {{ return(adapter.dispatch('stream_target_marker', 'dbt_tablestream')(target, stream_name)) }}
 {% endmacro %}
 
+{#-- Checks the window and returns the relation its raw change rows are read from. --#}
 {% macro register_stream_window(relation, stream, table_id) %}
   {{ return(adapter.dispatch('register_stream_window', 'dbt_tablestream')(relation, stream, table_id)) }}
 {% endmacro %}
@@ -21,8 +22,15 @@
 
 {#-- SQL that MERGEs a stream's net changes (one row per key: INSERT, UPDATE_AFTER or DELETE) into
      the target as one Delta commit carrying the stream's marker. --#}
-{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, stream) %}
-  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, stream)) }}
+{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
+  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream)) }}
+{% endmacro %}
+
+{#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
+     'merge') as the run's one marked commit. Returns its response: code 'SKIPPED' when a
+     concurrent run had already applied the window, and rows_affected. --#}
+{% macro stream_commit(target, sql, mode, stream) %}
+  {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream)) }}
 {% endmacro %}
 
 {% macro append_offsets_row(relation, select_sql) %}
@@ -69,8 +77,11 @@
 {% macro default__stream_write_sql(target, sql, mode, stream) %}
   {{ dbt_tablestream.engine_not_supported('stream_write_sql') }}
 {% endmacro %}
-{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, stream) %}
+{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
   {{ dbt_tablestream.engine_not_supported('stream_merge_sql') }}
+{% endmacro %}
+{% macro default__stream_commit(target, sql, mode, stream) %}
+  {{ dbt_tablestream.engine_not_supported('stream_commit') }}
 {% endmacro %}
 {% macro default__append_offsets_row(relation, select_sql) %}
   {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}
@@ -84,6 +95,30 @@
 
 {% macro engine_not_supported(what) %}
   {{ exceptions.raise_compiler_error(
-      "dbt_tablestream: streams are not yet available on adapter type '" ~ adapter.type()
-      ~ "' (" ~ what ~ "). Supported today: type: tablestream (the embedded engine).") }}
+      "dbt_tablestream: streams are not available on adapter type '" ~ adapter.type()
+      ~ "' (" ~ what ~ "). Supported: type: tablestream (the embedded engine), type: spark with delta-spark, "
+      ~ "and type: databricks.") }}
+{% endmacro %}
+
+
+{#-- What the target's marker says of a window about to be applied (mode append or merge):
+     'apply', or 'applied' when a concurrent run already applied all of it. A marker between the
+     window's start and end means a concurrent run moved the stream mid-window: refused. --#}
+{% macro stream_marker_verdict(stream, marker) %}
+  {%- set applied = (marker.to | int) if marker is not none and marker.stream_id == stream.stream_id else none -%}
+  {%- if applied is not none and applied >= stream.through -%}
+    {{ return('applied') }}
+  {%- endif -%}
+  {%- if applied is not none and applied > stream.after -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream.stream ~ " is being consumed by another run: it applied the source up to version "
+        ~ applied ~ " after this run read from version " ~ stream.after ~ ". Nothing was written; run again to apply what is left.") }}
+  {%- endif -%}
+  {{ return('apply') }}
+{% endmacro %}
+
+
+{#-- The remedy for a stream that can no longer continue from its offset. --#}
+{% macro stream_reset_remedy() %}
+  {{ return("Reset the stream with `dbt run --full-refresh -s " ~ model.name ~ "`: it rebuilds the target and starts the stream again from its start_at.") }}
 {% endmacro %}

@@ -33,6 +33,7 @@
       'after': stream.after if not stream.snapshot else stream.through - 1,
       'through': stream.through, 'table_id': table_id, 'timestamp': stream.timestamp}) -%}
   {%- do run_query(tablestream_directive('stream_window', args)) -%}
+  {{ return(stream.view) }}
 {% endmacro %}
 
 
@@ -47,7 +48,7 @@
 {% endmacro %}
 
 
-{% macro tablestream__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, stream) %}
+{% macro tablestream__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
   {%- set args = tablestream_relation_args(target) -%}
   {%- set is_delete = "source.`__change_type` = 'DELETE'" -%}
   {%- set is_upsert = "source.`__change_type` <> 'DELETE'" -%}
@@ -69,11 +70,23 @@
 {% endmacro %}
 
 
+{#-- The engine checks the marker and commits under a lock on the target (a directive). --#}
+{% macro tablestream__stream_commit(target, sql, mode, stream) %}
+  {%- call statement('main') -%}
+    {{ sql }}
+  {%- endcall -%}
+  {{ return(load_result('main').response) }}
+{% endmacro %}
+
+
 {#-- The commit marker of a stream write. An incremental write also names the version its window
      starts after, so the engine can refuse it if a concurrent run moved the stream meanwhile. --#}
 {% macro tablestream_stream_marker(stream, incremental) %}
-  {%- set marker = {'app_id': stream.stream_id, 'version': stream.through,
-                    'metadata': dbt_tablestream.stream_marker_metadata(stream)} -%}
+  {%- set metadata = dbt_tablestream.stream_marker_metadata(stream) -%}
+  {#-- Also as commitInfo.userMetadata, where delta-spark writes it and DESCRIBE HISTORY shows it,
+       so either engine can continue a stream the other started. --#}
+  {%- do metadata.update({'userMetadata': tojson(metadata)}) -%}
+  {%- set marker = {'app_id': stream.stream_id, 'version': stream.through, 'metadata': metadata} -%}
   {%- if incremental -%}{%- do marker.update({'after': stream.after}) -%}{%- endif -%}
   {{ return(marker) }}
 {% endmacro %}

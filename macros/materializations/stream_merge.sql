@@ -14,8 +14,6 @@
   {%- for column in columns if column not in ['__change_type', '__commit_version', '__commit_timestamp'] -%}
     {%- do data_columns.append(column) -%}
   {%- endfor -%}
-  {%- set quoted_data = [] -%}
-  {%- for column in data_columns -%}{%- do quoted_data.append(adapter.quote(column)) -%}{%- endfor -%}
   {%- set soft = settings['delete_mode'] == 'soft' -%}
 
   {{ run_hooks(pre_hooks) }}
@@ -36,18 +34,11 @@
     {%- set netted = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if existing_relation is none or stream.restart -%}
-      {%- set build_sql -%}
-        select {{ quoted_data | join(', ') }}
-        {%- if soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
-        from ({{ netted }}) as __tablestream_net
-        where __change_type in ('INSERT', 'UPDATE_AFTER')
-      {%- endset -%}
-      {%- call statement('main') -%}
-        {{ dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream) }}
-      {%- endcall -%}
+      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(netted, data_columns, soft) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
-        select {{ quoted_data | join(', ') }} from ({{ netted }}) as __tablestream_net where __change_type <> 'DELETE'
+        select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ netted }}) as __tablestream_net where __change_type <> 'DELETE'
       {%- endset -%}
       {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
       {%- call statement('create_tmp_relation') -%}
@@ -55,21 +46,14 @@
       {%- endcall -%}
       {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
       {%- do adapter.drop_relation(tmp_relation) -%}
-      {%- set merge_source -%}
-        select {{ quoted_data | join(', ') }}, __change_type, __commit_version,
-          {{ '__commit_timestamp' if '__commit_timestamp' in columns else 'cast(null as timestamp) as __commit_timestamp' }}
-        from ({{ netted }}) as __tablestream_net
-        where __change_type <> 'UPDATE_BEFORE'
-      {%- endset -%}
+      {%- set merge_source = dbt_tablestream.stream_merge_source_sql(netted, data_columns, '__commit_timestamp' in columns) -%}
       {%- set update_columns = settings['update_columns'] -%}
       {%- if update_columns is none -%}
         {%- set update_columns = data_columns | reject('in', settings['exclude_columns'] or []) | list -%}
       {%- endif -%}
-      {%- call statement('main') -%}
-        {{ dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, stream) }}
-      {%- endcall -%}
+      {%- set merge_sql = dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, data_columns, stream) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
     {%- endif -%}
-    {%- set response = load_result('main').response -%}
   {%- endif -%}
 
   {%- do dbt_tablestream.finish_stream_run(stream, response) -%}
@@ -78,3 +62,34 @@
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
+
+
+{#-- The target of a first run or a reset: the net rows that exist at the window's end. --#}
+{% macro stream_merge_build_sql(netted, data_columns, soft) %}
+  {%- set build_sql -%}
+select {{ dbt_tablestream.quoted_columns(data_columns) }}
+{%- if soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
+from ({{ netted }}) as __tablestream_net
+where __change_type in ('INSERT', 'UPDATE_AFTER')
+  {%- endset -%}
+  {{ return(build_sql) }}
+{% endmacro %}
+
+
+{#-- The MERGE source: one net change per key, with its change type and commit. --#}
+{% macro stream_merge_source_sql(netted, data_columns, has_commit_timestamp) %}
+  {%- set source_sql -%}
+select {{ dbt_tablestream.quoted_columns(data_columns) }}, __change_type, __commit_version,
+  {{ '__commit_timestamp' if has_commit_timestamp else 'cast(null as timestamp) as __commit_timestamp' }}
+from ({{ netted }}) as __tablestream_net
+where __change_type <> 'UPDATE_BEFORE'
+  {%- endset -%}
+  {{ return(source_sql) }}
+{% endmacro %}
+
+
+{% macro quoted_columns(columns) %}
+  {%- set quoted = [] -%}
+  {%- for column in columns -%}{%- do quoted.append(adapter.quote(column)) -%}{%- endfor -%}
+  {{ return(quoted | join(', ')) }}
+{% endmacro %}

@@ -18,18 +18,20 @@
 
 {#-- Refuses change rows whose key is NULL: they could match no target row. --#}
 {% macro check_stream_keys_not_null(stream, sql, keys) %}
-  {%- set conditions = [] -%}
-  {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
-  {%- set query -%}
-    select count(*) from ({{ sql }}) as __tablestream_keys where {{ conditions | join(' or ') }}
-  {%- endset -%}
-  {%- set nulls = run_query(query).rows[0][0] -%}
+  {%- set nulls = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys)).rows[0][0] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the window ("
         ~ stream.after ~ ", " ~ stream.through ~ "] have a NULL unique_key (" ~ keys | join(', ') ~ "). "
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
+{% endmacro %}
+
+
+{% macro stream_null_keys_sql(sql, keys) %}
+  {%- set conditions = [] -%}
+  {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
+  {{ return('select count(*) from (' ~ sql ~ ') as __tablestream_keys where ' ~ conditions | join(' or ')) }}
 {% endmacro %}
 
 

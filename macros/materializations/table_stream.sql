@@ -26,10 +26,7 @@
   {%- do dbt_tablestream.fault_point('before_target_commit') -%}
   {%- set response = none -%}
   {%- if existing_relation is none or stream.restart -%}
-    {%- call statement('main') -%}
-      {{ dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream) }}
-    {%- endcall -%}
-    {%- set response = load_result('main').response -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream), 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
     {%- endcall -%}
@@ -41,10 +38,7 @@
     {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
     {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from ' ~ tmp_relation -%}
-    {%- call statement('main') -%}
-      {{ dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream) }}
-    {%- endcall -%}
-    {%- set response = load_result('main').response -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream) -%}
     {%- do adapter.drop_relation(tmp_relation) -%}
   {%- endif -%}
 

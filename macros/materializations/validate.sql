@@ -29,6 +29,11 @@
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": stream_name '" ~ stream_name ~ "' must be letters, digits and underscores.") }}
   {%- endif -%}
 
+  {%- set file_format = config.get('file_format', none) -%}
+  {%- if file_format is not none and file_format != 'delta' -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": a stream target is a Delta table, so file_format '" ~ file_format ~ "' cannot be used. Accepted values: delta (or leave it unset).") }}
+  {%- endif -%}
+
   {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
   {%- set accepted_changes = ['ignore', 'fail', 'append_new_columns', 'sync_all_columns'] -%}
   {%- if on_schema_change not in accepted_changes -%}

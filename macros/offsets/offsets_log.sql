@@ -11,18 +11,23 @@
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return(none) }}
   {%- endif -%}
-  {%- set query -%}
-    select epoch, to_version, source_table_id
-    from {{ relation }}
-    where stream_name = '{{ stream_name }}'
-    order by epoch desc, to_version desc, committed_at desc
-    limit 1
-  {%- endset -%}
-  {%- set rows = run_query(query).rows -%}
+  {%- set rows = run_query(dbt_tablestream.read_stream_offset_sql(relation, stream_name)).rows -%}
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
   {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2]}) }}
+{% endmacro %}
+
+
+{% macro read_stream_offset_sql(relation, stream_name) %}
+  {%- set query -%}
+select epoch, to_version, source_table_id
+from {{ relation }}
+where stream_name = '{{ stream_name }}'
+order by epoch desc, to_version desc, committed_at desc
+limit 1
+  {%- endset -%}
+  {{ return(query) }}
 {% endmacro %}
 
 

@@ -8,12 +8,15 @@
 {% endmacro %}
 
 
-{#-- `schema.table` (a string) or a Relation, to a Relation. --#}
+{#-- `schema.table` or `catalog.schema.table` (a string), or a Relation, to a Relation. --#}
 {% macro parse_relation(relation) %}
   {%- if relation is string -%}
     {%- set parts = relation.split('.') -%}
+    {%- if parts | length == 3 -%}
+      {{ return(api.Relation.create(database=parts[0], schema=parts[1], identifier=parts[2], type='table')) }}
+    {%- endif -%}
     {%- if parts | length != 2 -%}
-      {{ exceptions.raise_compiler_error("Expected a relation as `schema.table`, got '" ~ relation ~ "'.") }}
+      {{ exceptions.raise_compiler_error("Expected a relation as `schema.table` (or `catalog.schema.table`), got '" ~ relation ~ "'.") }}
     {%- endif -%}
     {{ return(api.Relation.create(schema=parts[0], identifier=parts[1], type='table')) }}
   {%- endif -%}

@@ -1,8 +1,8 @@
 {#-- The column contract of a stream read (DESIGN.md section 5): every source column, then
      __change_type, __commit_version, __commit_timestamp. The window is embedded as a comment so the
      materialization commits exactly the window that was read. --#}
-{% macro change_rows_sql(stream, source_relation) %}
-  {%- set columns = adapter.get_columns_in_relation(source_relation) -%}
+{% macro change_rows_sql(stream, source_relation, columns=none) %}
+  {%- set columns = columns if columns is not none else adapter.get_columns_in_relation(source_relation) -%}
   {%- set marker = tojson(stream) | replace('/', '\\/') -%}
   {%- set column_list -%}
     {%- for column in columns %}{{ adapter.quote(column.name) }}, {% endfor -%}

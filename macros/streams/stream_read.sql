@@ -80,7 +80,7 @@
   } -%}
   {%- if snapshot or after < state.latest_version -%}
     {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ state.latest_version ~ ('__snapshot' if snapshot else '')}) -%}
-    {%- do dbt_tablestream.register_stream_window(relation, stream, table_id) -%}
+    {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id)}) -%}
   {%- endif -%}
   {{ return(stream) }}
 {% endmacro %}
