@@ -22,6 +22,7 @@ class DbtProject:
         tests: dict[str, str] | None = None,
         profile_extra: dict[str, Any] | None = None,
         schema: str = "analytics",
+        profile: dict[str, Any] | None = None,
     ) -> None:
         self.root = root
         self.warehouse = warehouse
@@ -31,7 +32,7 @@ class DbtProject:
         )
         # Every probe project installs this repository as the dbt package `dbt_tablestream`.
         (root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(PACKAGE_ROOT)}]}))
-        target = {"type": "tablestream", "schema": schema, "warehouse": str(warehouse), "threads": 1}
+        target = profile or {"type": "tablestream", "schema": schema, "warehouse": str(warehouse), "threads": 1}
         target.update(profile_extra or {})
         (root / "profiles.yml").write_text(yaml.safe_dump({"probe": {"target": "dev", "outputs": {"dev": target}}}))
         for folder, files in (("models", models), ("seeds", seeds), ("tests", tests)):

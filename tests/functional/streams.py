@@ -10,6 +10,7 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from tests.functional.dbt_project_helper import DbtProject
+from tests.functional.engines import EmbeddedEngine, StreamEngine
 
 CDF = {"delta.enableChangeDataFeed": "true"}
 PEOPLE = pa.schema([("id", pa.int32()), ("name", pa.string()), ("age", pa.int32())])
@@ -40,12 +41,38 @@ def stream_model(config: str = "", source: str = "t", columns: str = "*") -> str
 class StreamBench:
     """A source table `app.<name>` under a fresh warehouse and a dbt project of stream models."""
 
-    def __init__(self, tmp_path: Path, models: dict[str, str], *, sources: tuple[str, ...] = ("t",)) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        models: dict[str, str],
+        *,
+        sources: tuple[str, ...] = ("t",),
+        engine: StreamEngine | None = None,
+    ) -> None:
         self.warehouse = tmp_path / "warehouse"
+        self.engine = engine or EmbeddedEngine()
         files = {f"{name}.sql": sql for name, sql in models.items()}
         self.project = DbtProject(
-            tmp_path / "project", self.warehouse, models={"sources.yml": sources_yml(*sources), **files}
+            tmp_path / "project",
+            self.warehouse,
+            models={"sources.yml": sources_yml(*sources), **files},
+            profile=self.engine.profile(self.warehouse),
         )
+
+    def invoke(self, *args: str) -> Any:
+        """dbt in-process, after the engine has registered the warehouse's current tables."""
+        self.engine.sync(self.warehouse)
+        return self.project.invoke(*args)
+
+    def run_ok(self, *args: str) -> Any:
+        self.engine.sync(self.warehouse)
+        return self.project.run_ok(*args)
+
+    def crash(self, point: str) -> str:
+        """A `dbt run` that dies at a fault point of the commit protocol; returns its output."""
+        self.project.install_packages()
+        self.engine.sync(self.warehouse)
+        return self.engine.crash(self.project.root, point)
 
     def source_path(self, name: str = "t") -> str:
         return str(self.warehouse / "app.db" / name)
@@ -90,7 +117,7 @@ class StreamBench:
     def refused(self, model: str, *fragments: str) -> str:
         """Run ``model`` expecting a refusal: the message has every fragment and nothing was written."""
         state = (self.target_version(model), self.target_rows(model), self.offsets_version(), self.offsets())
-        result = self.project.invoke("run", "-s", model)
+        result = self.invoke("run", "-s", model)
         assert not result.success
         message = str(result.exception) if result.exception else str(result.result.results[0].message)
         for fragment in fragments:
@@ -100,12 +127,12 @@ class StreamBench:
         return message
 
     def run(self, *args: str) -> None:
-        self.project.run_ok("run", *args)
+        self.run_ok("run", *args)
 
     def run_appended(self, model: str, *args: str) -> Counter[tuple[Any, ...]]:
         """Run the model; return the rows this run added to its target (a multiset)."""
         before = self.target_rows(model)
-        self.project.run_ok("run", "-s", model, *args)
+        self.run_ok("run", "-s", model, *args)
         after = self.target_rows(model)
         if "--full-refresh" in args:
             return after

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
 
+from tests.functional.engines import StreamEngine, dbt_process
 from tests.functional.streams import StreamBench, stream_model
 
 MERGE = "materialized='stream_merge', unique_key='id'"
@@ -45,8 +43,8 @@ def churn(bench: StreamBench) -> None:
     source().update(updates={"name": "'E'"}, predicate="id = 5")
 
 
-def test_churny_keys_merge_to_the_source_state(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"current": merge_model()})
+def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     assert target_state(bench) == source_state(bench)  # the first run mirrors the source (start_at snapshot)
@@ -59,9 +57,11 @@ def test_churny_keys_merge_to_the_source_state(tmp_path: Path) -> None:
     assert DeltaTable(str(bench.target_path("current"))).history(1)[0]["operation"] == "MERGE"
 
 
-def test_soft_and_ignored_deletes(tmp_path: Path) -> None:
+def test_soft_and_ignored_deletes(tmp_path: Path, stream_engine: StreamEngine) -> None:
     bench = StreamBench(
-        tmp_path, {"soft": merge_model("delete_mode='soft'"), "kept": merge_model("delete_mode='ignore'")}
+        tmp_path,
+        {"soft": merge_model("delete_mode='soft'"), "kept": merge_model("delete_mode='ignore'")},
+        engine=stream_engine,
     )
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
@@ -79,13 +79,14 @@ def test_soft_and_ignored_deletes(tmp_path: Path) -> None:
     assert soft[2]["_deleted"] is False and soft[2]["name"] == "back" and soft[2]["_deleted_at"] is None
 
 
-def test_merge_update_and_exclude_columns(tmp_path: Path) -> None:
+def test_merge_update_and_exclude_columns(tmp_path: Path, stream_engine: StreamEngine) -> None:
     bench = StreamBench(
         tmp_path,
         {
             "only_age": merge_model("merge_update_columns=['age']"),
             "not_age": merge_model("merge_exclude_columns=['age']"),
         },
+        engine=stream_engine,
     )
     bench.create_source([(1, "a", 1)])
     bench.run()
@@ -96,13 +97,13 @@ def test_merge_update_and_exclude_columns(tmp_path: Path) -> None:
     assert target_state(bench, "not_age") == Counter({(1, "z", 1): 1, (2, "b", 2): 1})
 
 
-def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path) -> None:
+def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, stream_engine: StreamEngine) -> None:
     model = (
         f"{{{{ config({MERGE}) }}}}\n"
         "select id, upper(name) as name, age * 2 as age, __change_type, __commit_version\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}\nwhere id < 100"
     )
-    bench = StreamBench(tmp_path, {"current": model})
+    bench = StreamBench(tmp_path, {"current": model}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (100, "big", 0)])
     bench.run()
     bench.source().update(updates={"age": "5"}, predicate="id = 1")
@@ -130,28 +131,30 @@ def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path) -> No
     ],
     ids=["key-missing", "change-type-missing", "no-unique-key", "bad-delete-mode", "both-column-lists"],
 )
-def test_bad_models_are_refused_before_any_write(tmp_path: Path, model: str, fragments: list[str]) -> None:
-    bench = StreamBench(tmp_path, {"current": model})
+def test_bad_models_are_refused_before_any_write(
+    tmp_path: Path, stream_engine: StreamEngine, model: str, fragments: list[str]
+) -> None:
+    bench = StreamBench(tmp_path, {"current": model}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])
     bench.refused("current", *fragments)
     assert bench.target_version("current") is None and bench.offsets_version() is None
 
 
-def test_null_key_in_a_change_row_is_refused(tmp_path: Path) -> None:
+def test_null_key_in_a_change_row_is_refused(tmp_path: Path, stream_engine: StreamEngine) -> None:
     model = (
         f"{{{{ config({MERGE}) }}}}\n"
         "select case when age = 0 then null else id end as id, name, age, __change_type, __commit_version\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
-    bench = StreamBench(tmp_path, {"current": model})
+    bench = StreamBench(tmp_path, {"current": model}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "zero", 0)])
     bench.refused("current", "Stream current__app_t on app.t: 1 change rows", "NULL unique_key (id)")
 
 
-def test_keyed_table_stream_logs_net_changes(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")})
+def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     churn(bench)
@@ -170,36 +173,19 @@ def test_keyed_table_stream_logs_net_changes(tmp_path: Path) -> None:
 # --- crashes and concurrent runs (subprocesses) ------------------------------------------------------
 
 
-def dbt_process(bench: StreamBench, env_extra: dict[str, str]) -> subprocess.Popen[str]:
-    bench.project.install_packages()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DBT_TABLESTREAM_")}
-    env.update(env_extra)
-    dbt = Path(sys.executable).with_name("dbt")
-    root = str(bench.project.root)
-    return subprocess.Popen(
-        [str(dbt), "run", "--project-dir", root, "--profiles-dir", root],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-
-
 @pytest.mark.parametrize("point", ["before_target_commit", "after_target_commit", "after_offsets_append"])
-def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(tmp_path: Path, point: str) -> None:
-    bench = StreamBench(tmp_path, {"current": merge_model()})
+def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(
+    tmp_path: Path, stream_engine: StreamEngine, point: str
+) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     churn(bench)
-    killed = dbt_process(bench, {"DBT_TABLESTREAM_FAULT": point})
-    output, _ = killed.communicate(timeout=600)
-    assert killed.returncode == -9, output
+    bench.crash(point)
     applied = target_state(bench) == source_state(bench)
     assert applied == (point != "before_target_commit")
 
-    rerun = dbt_process(bench, {})
-    output, _ = rerun.communicate(timeout=600)
-    assert rerun.returncode == 0, output
+    bench.run()
     assert target_state(bench) == source_state(bench)
     windows = [(row["from_version"], row["to_version"]) for row in bench.offsets() if row["rows_written"]]
     assert len(windows) == len(set(windows)), "a window was applied twice"
@@ -213,7 +199,8 @@ def test_two_concurrent_runs_apply_the_window_once(tmp_path: Path) -> None:
     churn(bench)
     # Both runs resolve the same window, then wait at the commit step so that both contend for it.
     pause = {"DBT_TABLESTREAM_PAUSE": "before_target_commit:4"}
-    first, second = dbt_process(bench, pause), dbt_process(bench, pause)
+    bench.project.install_packages()
+    first, second = dbt_process(bench.project.root, pause), dbt_process(bench.project.root, pause)
     outputs = [process.communicate(timeout=600)[0] for process in (first, second)]
     codes = [first.returncode, second.returncode]
     assert target_state(bench) == source_state(bench)

@@ -21,6 +21,7 @@ from deltalake import DeltaTable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.functional.engines import StreamEngine
 from tests.functional.streams import StreamBench, stream_model
 
 KEYS = st.integers(min_value=0, max_value=5)
@@ -59,7 +60,7 @@ def except_all(left: Counter, right: Counter) -> Counter:
     return left - right
 
 
-def check_history(initial: list[tuple[int, int]], operations: list[tuple[str, int, int]]) -> None:
+def check_history(engine: StreamEngine, initial: list[tuple[int, int]], operations: list[tuple[str, int, int]]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         bench = StreamBench(
             Path(directory),
@@ -70,6 +71,7 @@ def check_history(initial: list[tuple[int, int]], operations: list[tuple[str, in
                 ),
                 "changes": stream_model("unique_key='id'"),
             },
+            engine=engine,
         )
         bench.create_source([(key, f"n{key}", age) for key, age in initial])
         state = {key: age for key, age in initial}
@@ -112,18 +114,20 @@ def check_history(initial: list[tuple[int, int]], operations: list[tuple[str, in
 
 EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "6"))
 PROPERTY_SETTINGS = settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
 )
 
 
 @PROPERTY_SETTINGS
-@given(HISTORY)
-def test_random_histories_merge_and_log_exactly(history: tuple) -> None:
-    check_history(*history)
+@given(history=HISTORY)
+def test_random_histories_merge_and_log_exactly(stream_engine: StreamEngine, history: tuple) -> None:
+    check_history(stream_engine, *history)
 
 
 @pytest.mark.soak
 @settings(max_examples=max(EXAMPLES, 100), deadline=None, suppress_health_check=list(HealthCheck))
-@given(HISTORY)
-def test_random_histories_soak(history: tuple) -> None:
-    check_history(*history)
+@given(history=HISTORY)
+def test_random_histories_soak(stream_engine: StreamEngine, history: tuple) -> None:
+    check_history(stream_engine, *history)

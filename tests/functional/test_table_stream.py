@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -14,6 +11,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
+from tests.functional.engines import StreamEngine
 from tests.functional.streams import CDF, StreamBench, stream_model
 
 
@@ -24,9 +22,9 @@ def rows(*items: tuple) -> Counter:
 # --- seed 002_49919da25407724e.txt ----------------------------------------------------------------
 
 
-def test_seed_standard_case(tmp_path: Path) -> None:
+def test_seed_standard_case(tmp_path: Path, stream_engine: StreamEngine) -> None:
     """STANDARD mode: each consuming run appends exactly what the seed's SELECT showed at that step."""
-    bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")})
+    bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")}, engine=stream_engine)
     bench.create_source([])  # CREATE TABLE + change_tracking, then CREATE TABLE STREAM
     bench.run()
     bench.append([(1, "Alice", 20), (2, "Bob", 25), (3, "Charlie", 30), (4, "David", 35), (5, "Eve", 40)])
@@ -56,7 +54,7 @@ def test_seed_standard_case(tmp_path: Path) -> None:
     assert bench.run_appended("consume_log") == Counter()
 
 
-def test_seed_append_only_case(tmp_path: Path) -> None:
+def test_seed_append_only_case(tmp_path: Path, stream_engine: StreamEngine) -> None:
     """APPEND_ONLY: inserts as committed, never updates or deletes.
 
     The seed never consumes its stream, so every SELECT shows the same five inserts with their
@@ -69,6 +67,7 @@ def test_seed_append_only_case(tmp_path: Path) -> None:
             "pending": stream_model("stream_mode='append_only', start_at={'version': 0}"),
             "consumer": stream_model("stream_mode='append_only', start_at='latest'"),
         },
+        engine=stream_engine,
     )
     bench.create_source([])
     bench.run("-s", "consumer")
@@ -97,9 +96,12 @@ def test_seed_append_only_case(tmp_path: Path) -> None:
 # --- seed 000_210065e67959f97a.txt ----------------------------------------------------------------
 
 
-def test_seed_orders_example(tmp_path: Path) -> None:
+def test_seed_orders_example(tmp_path: Path, stream_engine: StreamEngine) -> None:
     bench = StreamBench(
-        tmp_path, {"orders_changes": stream_model("start_at='latest'", source="orders")}, sources=("orders",)
+        tmp_path,
+        {"orders_changes": stream_model("start_at='latest'", source="orders")},
+        sources=("orders",),
+        engine=stream_engine,
     )
     path = str(bench.warehouse / "app.db" / "orders")
     schema = pa.schema(
@@ -142,9 +144,11 @@ def test_seed_orders_example(tmp_path: Path) -> None:
 # --- offsets ----------------------------------------------------------------------------------------
 
 
-def test_two_models_keep_independent_offsets(tmp_path: Path) -> None:
+def test_two_models_keep_independent_offsets(tmp_path: Path, stream_engine: StreamEngine) -> None:
     bench = StreamBench(
-        tmp_path, {"first": stream_model("start_at='latest'"), "second": stream_model("start_at='latest'")}
+        tmp_path,
+        {"first": stream_model("start_at='latest'"), "second": stream_model("start_at='latest'")},
+        engine=stream_engine,
     )
     bench.create_source([(1, "a", 1)])
     bench.run()
@@ -164,13 +168,15 @@ def test_two_models_keep_independent_offsets(tmp_path: Path) -> None:
     assert bench.offsets()[-1]["rows_written"] == 0
 
 
-def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp_path: Path) -> None:
+def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(
+    tmp_path: Path, stream_engine: StreamEngine
+) -> None:
     failing = (
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select *, case when id = 99 then raise_error('bad row 99') else 1 end as checked\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'"), "strict": failing})
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'"), "strict": failing}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "b", 2), (99, "x", 0)])
@@ -180,15 +186,15 @@ def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp
         bench.target_version("strict"),
     )
 
-    bench.project.run_ok("parse")
-    bench.project.run_ok("compile")
-    bench.project.run_ok("docs", "generate")
-    shown = bench.project.run_ok("show", "-s", "log", "--limit", "10").result.results[0].agate_table
+    bench.run_ok("parse")
+    bench.run_ok("compile")
+    bench.run_ok("docs", "generate")
+    shown = bench.run_ok("show", "-s", "log", "--limit", "10").result.results[0].agate_table
     assert sorted(row["id"] for row in shown.rows) == [2, 99]  # show reads the pending window...
     assert bench.offsets() == offsets_before  # ...and parse, compile, docs and show move nothing
     assert bench.target_version("log") == log_before
 
-    failed = bench.project.invoke("run", "-s", "strict")
+    failed = bench.invoke("run", "-s", "strict")
     assert not failed.success
     assert "bad row 99" in str(failed.result.results[0].message)
     assert bench.offsets() == offsets_before
@@ -197,8 +203,8 @@ def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"), (99, "x", 0, "INSERT"))
 
 
-def test_full_refresh_starts_a_new_epoch(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()})
+def test_full_refresh_starts_a_new_epoch(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     bench.source().delete("id = 1")
@@ -214,8 +220,8 @@ def test_full_refresh_starts_a_new_epoch(tmp_path: Path) -> None:
 # --- start_at ----------------------------------------------------------------------------------------
 
 
-def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()})
+def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.source().update(updates={"age": "age * 10"}, predicate="id = 3")
     first = bench.run_appended("log")
@@ -228,8 +234,8 @@ def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path
     assert bench.run_appended("log") == rows((4, "d", 4, "INSERT"))
 
 
-def test_start_at_latest_skips_what_is_there(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
+def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])
     assert bench.run_appended("log") == Counter()
     assert bench.target_version("log") == 0  # created empty, with the model's columns
@@ -238,8 +244,8 @@ def test_start_at_latest_skips_what_is_there(tmp_path: Path) -> None:
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")})
+def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.source().update(updates={"age": "0"}, predicate="id = 1")
     assert bench.run_appended("log") == rows(
@@ -247,24 +253,26 @@ def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path) -> None:
     )
 
 
-def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")})
+def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, engine=stream_engine)
     bench.create_source([(1, "a", 1)], change_feed=False)
     bench.source().alter.set_table_properties(CDF)
     bench.append([(2, "b", 2)])
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-def test_start_at_version_reads_changes_after_it(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")})
+def test_start_at_version_reads_changes_after_it(tmp_path: Path, stream_engine: StreamEngine) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
     bench.append([(3, "c", 3)])  # version 2
     assert bench.run_appended("log") == rows((3, "c", 3, "INSERT"))
 
 
-def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {})
+def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(
+    tmp_path: Path, stream_engine: StreamEngine
+) -> None:
+    bench = StreamBench(tmp_path, {}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
     bench.append([(3, "c", 3)])  # version 2
@@ -277,45 +285,28 @@ def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_pat
 # --- crash between the target commit and the offsets append -----------------------------------------
 
 
-def run_subprocess(bench: StreamBench, fault: str | None) -> subprocess.CompletedProcess[str]:
-    bench.project.install_packages()
-    env = dict(os.environ)
-    env.pop("DBT_TABLESTREAM_FAULT", None)
-    if fault:
-        env["DBT_TABLESTREAM_FAULT"] = fault
-    dbt = Path(sys.executable).with_name("dbt")
-    root = str(bench.project.root)
-    return subprocess.run(
-        [str(dbt), "run", "--project-dir", root, "--profiles-dir", root],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("fault", ["after_target_commit", "after_offsets_append"])
-def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path, fault: str) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
+def test_kill_during_the_commit_protocol_applies_nothing_twice(
+    tmp_path: Path, stream_engine: StreamEngine, fault: str
+) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, engine=stream_engine)
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "b", 2), (3, "c", 3)])
     offsets_before = len(bench.offsets())
 
-    killed = run_subprocess(bench, fault)
-    assert killed.returncode == -9, killed.stdout + killed.stderr
+    bench.crash(fault)
     assert bench.target_rows("log") == rows((2, "b", 2, "INSERT"), (3, "c", 3, "INSERT"))
     expected_offsets = offsets_before if fault == "after_target_commit" else offsets_before + 1
     assert len(bench.offsets()) == expected_offsets
 
     bench.append([(4, "d", 4)])
-    assert run_subprocess(bench, None).returncode == 0
+    bench.run()
     assert bench.target_rows("log") == rows((2, "b", 2, "INSERT"), (3, "c", 3, "INSERT"), (4, "d", 4, "INSERT"))
     assert bench.offsets()[-1]["to_version"] == bench.source().version()
 
 
-def test_ref_stream_chains_on_a_model_output(tmp_path: Path) -> None:
+def test_ref_stream_chains_on_a_model_output(tmp_path: Path, stream_engine: StreamEngine) -> None:
     upstream = (
         "{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',"
         " tblproperties={'delta.enableChangeDataFeed': 'true'}) }}\n"
@@ -325,7 +316,7 @@ def test_ref_stream_chains_on_a_model_output(tmp_path: Path) -> None:
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select id, age, __change_type from {{ dbt_tablestream.ref_stream('people_current') }}"
     )
-    bench = StreamBench(tmp_path, {"people_current": upstream, "people_changes": downstream})
+    bench = StreamBench(tmp_path, {"people_current": upstream, "people_changes": downstream}, engine=stream_engine)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     assert bench.target_rows("people_changes") == Counter()

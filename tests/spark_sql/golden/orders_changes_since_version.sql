@@ -1,0 +1,240 @@
+-- orders_changes_since_version: operations / enable_change_tracking
+alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true');
+
+-- orders_changes_since_version: first_run / source_state
+describe detail app.orders;
+
+-- orders_changes_since_version: first_run / source_state
+describe history app.orders limit 1;
+
+-- orders_changes_since_version: first_run / source_state
+show tblproperties app.orders;
+
+-- orders_changes_since_version: first_run / window_check
+describe history app.orders limit 7;
+
+-- orders_changes_since_version: first_run / model
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 4, 9)
+);
+
+-- orders_changes_since_version: first_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_version__app_orders/0;
+
+-- orders_changes_since_version: first_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_changes_since_version: first_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_version__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_version__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 3, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+
+-- orders_changes_since_version: first_run / write
+create or replace table analytics.orders_changes_since_version
+using delta
+partitioned by (status)
+
+
+
+    tblproperties ('delta.enableChangeDataFeed' = 'true'
+    )
+as
+
+
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 4, 9)
+);
+
+-- orders_changes_since_version: first_run / commit_close
+reset spark.databricks.delta.write.txnAppId;
+
+-- orders_changes_since_version: first_run / commit_close
+reset spark.databricks.delta.write.txnVersion;
+
+-- orders_changes_since_version: first_run / commit_close
+reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_changes_since_version: first_run / target_marker
+describe history analytics.orders_changes_since_version limit 50;
+
+-- orders_changes_since_version: first_run / offsets_append
+create table if not exists analytics.tablestream_offsets using delta as
+select * from (
+
+  select
+    'orders_changes_since_version__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_changes_since_version__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(3 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_changes_since_version' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at
+
+) as __tablestream_offset where 1 = 0;
+
+-- orders_changes_since_version: first_run / offsets_append
+insert into analytics.tablestream_offsets
+
+  select
+    'orders_changes_since_version__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_changes_since_version__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(3 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_changes_since_version' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at;
+
+-- orders_changes_since_version: next_run / source_state
+describe detail app.orders;
+
+-- orders_changes_since_version: next_run / source_state
+describe history app.orders limit 1;
+
+-- orders_changes_since_version: next_run / source_state
+show tblproperties app.orders;
+
+-- orders_changes_since_version: next_run / offsets_read
+select epoch, to_version, source_table_id
+from analytics.tablestream_offsets
+where stream_name = 'orders_changes_since_version__app_orders'
+order by epoch desc, to_version desc, committed_at desc
+limit 1;
+
+-- orders_changes_since_version: next_run / target_marker
+describe history analytics.orders_changes_since_version limit 50;
+
+-- orders_changes_since_version: next_run / window_check
+describe history app.orders limit 5;
+
+-- orders_changes_since_version: next_run / model
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 6, 9)
+);
+
+-- orders_changes_since_version: next_run / write_rows
+create or replace temporary view orders_changes_since_version__dbt_tmp as
+
+
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 6, 9)
+);
+
+-- orders_changes_since_version: next_run / target_marker
+describe history analytics.orders_changes_since_version limit 50;
+
+-- orders_changes_since_version: next_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_version__app_orders/0;
+
+-- orders_changes_since_version: next_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_changes_since_version: next_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_version__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_version__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+
+-- orders_changes_since_version: next_run / write
+insert into analytics.orders_changes_since_version
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp from orders_changes_since_version__dbt_tmp;
+
+-- orders_changes_since_version: next_run / commit_close
+reset spark.databricks.delta.write.txnAppId;
+
+-- orders_changes_since_version: next_run / commit_close
+reset spark.databricks.delta.write.txnVersion;
+
+-- orders_changes_since_version: next_run / commit_close
+reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_changes_since_version: next_run / target_marker
+describe history analytics.orders_changes_since_version limit 50;
+
+-- orders_changes_since_version: next_run / offsets_append
+create table if not exists analytics.tablestream_offsets using delta as
+select * from (
+
+  select
+    'orders_changes_since_version__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_changes_since_version__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(5 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_changes_since_version' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at
+
+) as __tablestream_offset where 1 = 0;
+
+-- orders_changes_since_version: next_run / offsets_append
+insert into analytics.tablestream_offsets
+
+  select
+    'orders_changes_since_version__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_changes_since_version__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(5 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_changes_since_version' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at;
+
+-- orders_changes_since_version: next_run / pause_point
+select java_method('java.lang.Thread', 'sleep', cast(1500 as bigint)) as paused;

@@ -1,0 +1,333 @@
+-- orders_current_soft: operations / enable_change_tracking
+alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true');
+
+-- orders_current_soft: first_run / source_state
+describe detail app.orders;
+
+-- orders_current_soft: first_run / source_state
+describe history app.orders limit 1;
+
+-- orders_current_soft: first_run / source_state
+show tblproperties app.orders;
+
+-- orders_current_soft: first_run / source_state
+describe history app.orders;
+
+-- orders_current_soft: first_run / window_check
+describe history app.orders limit 9;
+
+-- orders_current_soft: first_run / model
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 1, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 2, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 2, 9)
+);
+
+-- orders_current_soft: first_run / null_keys
+select count(*) from (
+
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 1, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 2, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 2, 9)
+)) as __tablestream_keys where `order_id` is null or `customer` is null;
+
+-- orders_current_soft: first_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/orders_current_soft__app_orders/0;
+
+-- orders_current_soft: first_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_current_soft: first_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 1, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+
+-- orders_current_soft: first_run / write
+create or replace table analytics.orders_current_soft
+using delta
+
+
+
+
+as
+select `order_id`, `customer`, `amount`, `status`, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at
+from (with __tablestream_changes as (
+  select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then 0 else 1 end as __tablestream_rank
+  from (
+
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 1, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 2, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 2, 9)
+)) as __tablestream_model
+), __tablestream_ordered as (
+  select *,
+    row_number() over (partition by `order_id`, `customer` order by __commit_version, __tablestream_rank) as __tablestream_first,
+    row_number() over (partition by `order_id`, `customer` order by __commit_version desc, __tablestream_rank desc) as __tablestream_last,
+    first_value(__change_type) over (partition by `order_id`, `customer` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('UPDATE_BEFORE', 'DELETE', 'UPDATE_AFTER') as __tablestream_existed,
+    last_value(__change_type) over (partition by `order_id`, `customer` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('INSERT', 'UPDATE_AFTER') as __tablestream_exists
+  from __tablestream_changes
+)
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
+where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
+union all
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
+where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
+union all
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'INSERT' as __change_type from __tablestream_ordered
+where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
+union all
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'DELETE' as __change_type from __tablestream_ordered
+where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists) as __tablestream_net
+where __change_type in ('INSERT', 'UPDATE_AFTER');
+
+-- orders_current_soft: first_run / commit_close
+reset spark.databricks.delta.write.txnAppId;
+
+-- orders_current_soft: first_run / commit_close
+reset spark.databricks.delta.write.txnVersion;
+
+-- orders_current_soft: first_run / commit_close
+reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_current_soft: first_run / target_marker
+describe history analytics.orders_current_soft limit 50;
+
+-- orders_current_soft: first_run / offsets_append
+create table if not exists analytics.tablestream_offsets using delta as
+select * from (
+
+  select
+    'orders_current_soft__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_current_soft__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(1 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_current_soft' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at
+
+) as __tablestream_offset where 1 = 0;
+
+-- orders_current_soft: first_run / offsets_append
+insert into analytics.tablestream_offsets
+
+  select
+    'orders_current_soft__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_current_soft__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(1 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_current_soft' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at;
+
+-- orders_current_soft: next_run / source_state
+describe detail app.orders;
+
+-- orders_current_soft: next_run / source_state
+describe history app.orders limit 1;
+
+-- orders_current_soft: next_run / source_state
+show tblproperties app.orders;
+
+-- orders_current_soft: next_run / offsets_read
+select epoch, to_version, source_table_id
+from analytics.tablestream_offsets
+where stream_name = 'orders_current_soft__app_orders'
+order by epoch desc, to_version desc, committed_at desc
+limit 1;
+
+-- orders_current_soft: next_run / target_marker
+describe history analytics.orders_current_soft limit 50;
+
+-- orders_current_soft: next_run / window_check
+describe history app.orders limit 5;
+
+-- orders_current_soft: next_run / model
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 6, 9)
+);
+
+-- orders_current_soft: next_run / null_keys
+select count(*) from (
+
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 6, 9)
+)) as __tablestream_keys where `order_id` is null or `customer` is null;
+
+-- orders_current_soft: next_run / target_marker
+describe history analytics.orders_current_soft limit 50;
+
+-- orders_current_soft: next_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/orders_current_soft__app_orders/0;
+
+-- orders_current_soft: next_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_current_soft: next_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+
+-- orders_current_soft: next_run / write
+merge into analytics.orders_current_soft as target
+using (
+select `order_id`, `customer`, `amount`, `status`, __change_type, __commit_version,
+  __commit_timestamp
+from (with __tablestream_changes as (
+  select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then 0 else 1 end as __tablestream_rank
+  from (
+
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  select `order_id`, `customer`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from table_changes('app.orders', 6, 9)
+)) as __tablestream_model
+), __tablestream_ordered as (
+  select *,
+    row_number() over (partition by `order_id`, `customer` order by __commit_version, __tablestream_rank) as __tablestream_first,
+    row_number() over (partition by `order_id`, `customer` order by __commit_version desc, __tablestream_rank desc) as __tablestream_last,
+    first_value(__change_type) over (partition by `order_id`, `customer` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('UPDATE_BEFORE', 'DELETE', 'UPDATE_AFTER') as __tablestream_existed,
+    last_value(__change_type) over (partition by `order_id`, `customer` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('INSERT', 'UPDATE_AFTER') as __tablestream_exists
+  from __tablestream_changes
+)
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
+where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
+union all
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
+where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
+union all
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'INSERT' as __change_type from __tablestream_ordered
+where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
+union all
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'DELETE' as __change_type from __tablestream_ordered
+where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists) as __tablestream_net
+where __change_type <> 'UPDATE_BEFORE'
+) as source
+on target.`order_id` = source.`order_id` and target.`customer` = source.`customer`
+when matched and source.`__change_type` = 'DELETE' then update set
+  target._deleted = true, target._deleted_version = source.`__commit_version`, target._deleted_at = source.`__commit_timestamp`
+when matched and source.`__change_type` <> 'DELETE' then update set
+  target.`amount` = source.`amount`,
+  target.`status` = source.`status`,
+  target._deleted = false,
+  target._deleted_version = null,
+  target._deleted_at = null
+when not matched and source.`__change_type` <> 'DELETE' then insert (`order_id`, `customer`, `amount`, `status`, _deleted, _deleted_version, _deleted_at)
+  values (source.`order_id`, source.`customer`, source.`amount`, source.`status`, false, null, null);
+
+-- orders_current_soft: next_run / commit_close
+reset spark.databricks.delta.write.txnAppId;
+
+-- orders_current_soft: next_run / commit_close
+reset spark.databricks.delta.write.txnVersion;
+
+-- orders_current_soft: next_run / commit_close
+reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_current_soft: next_run / target_marker
+describe history analytics.orders_current_soft limit 50;
+
+-- orders_current_soft: next_run / offsets_append
+create table if not exists analytics.tablestream_offsets using delta as
+select * from (
+
+  select
+    'orders_current_soft__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_current_soft__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(5 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_current_soft' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at
+
+) as __tablestream_offset where 1 = 0;
+
+-- orders_current_soft: next_run / offsets_append
+insert into analytics.tablestream_offsets
+
+  select
+    'orders_current_soft__app_orders' as stream_name,
+    cast(0 as bigint) as epoch,
+    'tablestream/orders_current_soft__app_orders/0' as stream_id,
+    'app.orders' as source,
+    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
+    'standard' as mode,
+    cast(5 as bigint) as from_version,
+    cast(9 as bigint) as to_version,
+    'analytics.orders_current_soft' as target,
+    cast(42 as bigint) as rows_written,
+    '<invocation_id>' as invocation_id,
+    current_timestamp() as committed_at;
+
+-- orders_current_soft: next_run / pause_point
+select java_method('java.lang.Thread', 'sleep', cast(1500 as bigint)) as paused;

@@ -1,0 +1,302 @@
+"""Render every engine-specific statement of the cluster engine for real model configs.
+
+The project under ``project/`` is parsed by dbt with a ``type: spark`` (or ``databricks``)
+profile; no connection is opened. For each model and run scenario, the package's own macros are
+called in that model's dbt context, in the order the materialization calls them, and what they
+return is collected. Values a live cluster would answer (latest version, table id, commit time)
+are fixed here, so the output is stable and can be compared with reviewed golden files.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from argparse import Namespace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from dbt.adapters.factory import get_adapter, register_adapter
+from dbt.cli.main import dbtRunner
+from dbt.clients.jinja import get_rendered
+from dbt.config.runtime import RuntimeConfig
+from dbt.context.providers import generate_runtime_macro_context, generate_runtime_model_context
+from dbt.contracts.graph.manifest import Manifest
+from dbt.mp_context import get_mp_context
+
+from dbt import flags
+
+PROJECT = Path(__file__).resolve().parent / "project"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+# What the source answers in every scenario: it is at version 9.
+LATEST_VERSION = 9
+SOURCE_TABLE_ID = "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11"
+LATEST_TIMESTAMP = "2026-11-21 09:30:00"
+EARLIEST_CHANGE_VERSION = 2
+VERSION_AT_TIMESTAMP = 4
+NEXT_RUN_AFTER = 5
+STREAM_COLUMNS = ("__change_type", "__commit_version", "__commit_timestamp")
+
+PROFILES = {
+    "spark": {"type": "spark", "method": "session", "host": "NA", "schema": "analytics"},
+    "databricks": {
+        "type": "databricks",
+        "host": "example.cloud.databricks.com",
+        "http_path": "/sql/1.0/warehouses/0",
+        "token": "unused",
+        "catalog": "main",
+        "schema": "analytics",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Statement:
+    scenario: str
+    step: str
+    sql: str
+
+
+def write_profile(project_dir: Path, adapter_type: str, profile_name: str) -> None:
+    profile = {profile_name: {"target": adapter_type, "outputs": {adapter_type: PROFILES[adapter_type]}}}
+    (project_dir / "profiles.yml").write_text(yaml.safe_dump(profile))
+
+
+def local_package(project_dir: Path) -> None:
+    """Point the copied project's package at this repository."""
+    (project_dir / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(PACKAGE_ROOT)}]}))
+
+
+class SparkRenderer:
+    """The render project parsed for ``type: spark``, with a dbt context per model."""
+
+    def __init__(self, work_dir: Path) -> None:
+        self.project_dir = work_dir / "project"
+        shutil.copytree(PROJECT, self.project_dir)
+        local_package(self.project_dir)
+        write_profile(self.project_dir, "spark", "tablestream_spark_sql")
+        dirs = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
+        for command in (["deps"], ["parse"]):
+            result = dbtRunner().invoke([*command, *dirs])
+            assert result.success, result.exception
+        manifest = result.result
+        assert isinstance(manifest, Manifest)
+        self.manifest = manifest
+        args = Namespace(
+            profiles_dir=str(self.project_dir),
+            project_dir=str(self.project_dir),
+            target=None,
+            profile=None,
+            threads=None,
+        )
+        flags.set_from_args(args, {})
+        self.config = RuntimeConfig.from_args(args)
+        register_adapter(self.config, get_mp_context())
+        adapter = get_adapter(self.config)
+        adapter.set_macro_resolver(manifest)
+        adapter.set_macro_context_generator(generate_runtime_macro_context)  # type: ignore[arg-type]
+        self.adapter = adapter
+
+    def model_names(self) -> list[str]:
+        return sorted(node.name for node in self.manifest.nodes.values() if node.resource_type == "model")
+
+    def node(self, name: str) -> Any:
+        return next(n for n in self.manifest.nodes.values() if n.resource_type == "model" and n.name == name)
+
+    def model(self, name: str) -> ModelRender:
+        node = self.node(name)
+        return ModelRender(node, generate_runtime_model_context(node, self.config, self.manifest), self.manifest)
+
+    def render(self, name: str) -> list[Statement]:
+        model = self.model(name)
+        return [*model.operations(), *model.scenario("first_run"), *model.scenario("next_run")]
+
+
+class ModelRender:
+    """One model's statements, in the order its materialization issues them."""
+
+    def __init__(self, node: Any, context: dict[str, Any], manifest: Manifest) -> None:
+        self.node = node
+        self.context = context
+        self.package = context["dbt_tablestream"]
+        self.invocation_id = str(context["invocation_id"])
+        self.this = context["this"]
+        source = next(
+            manifest.sources[unique_id] for unique_id in node.depends_on.nodes if unique_id.startswith("source.")
+        )
+        relation_class = context["api"]["Relation"]
+        self.source = relation_class.create(
+            database=source.database, schema=source.schema, identifier=source.identifier
+        )
+        column_class = context["api"]["Column"]
+        self.source_columns = [column_class(column.name, column.data_type) for column in source.columns.values()]
+        self.output_columns = list(node.columns)
+        self.config = node.config
+
+    def call(self, macro: str, *args: Any) -> Any:
+        return self.package[macro](*args)
+
+    def operations(self) -> Iterator[Statement]:
+        """What `dbt run-operation dbt_tablestream.enable_change_tracking` sends for the source."""
+        sql = self.call("spark__set_table_properties_sql", self.source, {"delta.enableChangeDataFeed": "true"})
+        yield Statement("operations", "enable_change_tracking", str(sql).strip())
+
+    def scenario(self, scenario: str) -> Iterator[Statement]:
+        def statement(step: str, sql: Any) -> Statement:
+            text = str(sql).strip().replace(self.invocation_id, "<invocation_id>")
+            return Statement(scenario, step, re.sub(r"[ \t]+\n", "\n", text))
+
+        first = scenario == "first_run"
+        stream = self.stream(first)
+        start_at = self.config.get("start_at", "snapshot")
+        yield statement("source_state", self.call("spark__describe_detail_sql", self.source))
+        yield statement("source_state", self.call("spark__describe_history_sql", self.source, 1))
+        yield statement("source_state", self.call("spark__table_properties_sql", self.source))
+        if first and (start_at == "earliest" or (isinstance(start_at, dict) and "timestamp" in start_at)):
+            yield statement("source_state", self.call("spark__describe_history_sql", self.source, None))
+        if first and isinstance(start_at, dict) and "timestamp" in start_at:
+            yield statement("source_state", self.call("spark__timestamp_sql", start_at["timestamp"]))
+        offsets = self.package["offsets_relation"]()
+        if not first:
+            yield statement("offsets_read", self.call("read_stream_offset_sql", offsets, stream["stream"]))
+            yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
+        if stream["view"] is not None:
+            if not stream["snapshot"]:
+                yield statement(
+                    "window_check",
+                    self.call("spark__describe_history_sql", self.source, stream["through"] - stream["after"] + 1),
+                )
+            stream["view"] = self.call("spark__window_relation_sql", self.source, stream)
+        compiled = self.compiled_code(stream)
+        yield statement("model", compiled)
+
+        keys = self.unique_key()
+        materialized = self.config.materialized
+        mode = "overwrite" if first else ("merge" if materialized == "stream_merge" else "append")
+        if materialized == "stream_merge":
+            write = self.stream_merge_write(stream, compiled, keys, first, statement)
+        else:
+            write = self.table_stream_write(stream, compiled, keys, first, statement)
+        steps = list(write)
+        yield from steps[:-1]
+        if mode != "overwrite":
+            yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
+        for sql in self.call("spark__stream_commit_open_sql", stream):
+            yield statement("commit_open", sql)
+        yield steps[-1]
+        for sql in self.call("spark__stream_commit_close_sql"):
+            yield statement("commit_close", sql)
+        yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
+        row = self.call("offsets_row_sql", stream, 42)
+        yield statement("offsets_append", self.call("spark__offsets_log_create_sql", offsets, row))
+        yield statement("offsets_append", self.call("spark__offsets_log_append_sql", offsets, row))
+        if not first:
+            yield statement("pause_point", self.call("spark__pause_sql", 1.5))
+
+    def stream(self, first: bool) -> dict[str, Any]:
+        """The stream as resolve_stream pins it, for the first run or a later one."""
+        start_at = self.config.get("start_at", "snapshot")
+        name = self.config.get("stream_name") or f"{self.node.name}__app_orders"
+        after = NEXT_RUN_AFTER
+        snapshot = False
+        if first:
+            if start_at in ("snapshot", "latest"):
+                after = LATEST_VERSION
+                snapshot = start_at == "snapshot"
+            elif start_at == "earliest":
+                after = EARLIEST_CHANGE_VERSION - 1
+            elif "version" in start_at:
+                after = int(start_at["version"])
+            else:
+                after = VERSION_AT_TIMESTAMP
+        stream: dict[str, Any] = {
+            "stream": name,
+            "stream_id": f"tablestream/{name}/0",
+            "epoch": 0,
+            "source": f"{self.source.schema}.{self.source.identifier}",
+            "source_table_id": SOURCE_TABLE_ID,
+            "mode": self.config.get("stream_mode", "standard"),
+            "after": after,
+            "through": LATEST_VERSION,
+            "restart": first,
+            "snapshot": snapshot,
+            "timestamp": LATEST_TIMESTAMP,
+            "view": None,
+        }
+        if snapshot or after < LATEST_VERSION:
+            stream["view"] = "window"
+        return stream
+
+    def compiled_code(self, stream: dict[str, Any]) -> str:
+        """The model's SQL with its stream read rendered by change_rows_sql."""
+        package = dict(self.package)
+
+        def stream_read(*_: Any) -> str:
+            return str(self.package["change_rows_sql"](stream, self.source, self.source_columns))
+
+        package["source_stream"] = stream_read
+        context = {**self.context, "dbt_tablestream": package}
+        return str(get_rendered(self.node.raw_code, context, self.node))
+
+    def unique_key(self) -> list[str]:
+        key = self.config.get("unique_key")
+        if key is None:
+            return []
+        return [key] if isinstance(key, str) else list(key)
+
+    def table_stream_write(
+        self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
+    ) -> Iterator[Statement]:
+        rows_sql = compiled
+        if keys and self.config.get("net_changes", True) and stream["view"] is not None:
+            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys))
+            rows_sql = self.call("net_changes_sql", compiled, keys, self.output_columns)
+        if first:
+            yield statement("write", self.call("stream_write_sql", self.this, rows_sql, "overwrite", stream))
+            return
+        temporary = self.context["make_temp_relation"](self.this)
+        yield statement("write_rows", self.context["create_temporary_view"](temporary, rows_sql))
+        select_sql = f"select {', '.join(self.output_columns)} from {temporary}"
+        yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", stream))
+
+    def stream_merge_write(
+        self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
+    ) -> Iterator[Statement]:
+        settings = self.package["validate_stream_merge_config"]()
+        data_columns = [column for column in self.output_columns if column not in STREAM_COLUMNS]
+        soft = settings["delete_mode"] == "soft"
+        if stream["view"] is not None:
+            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys))
+        netted = self.call("net_changes_sql", compiled, keys, self.output_columns)
+        if first:
+            build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft)
+            yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
+            return
+        source_sql = self.call(
+            "stream_merge_source_sql", netted, data_columns, "__commit_timestamp" in self.output_columns
+        )
+        update_columns = settings["update_columns"]
+        if update_columns is None:
+            excluded = settings["exclude_columns"] or []
+            update_columns = [column for column in data_columns if column not in excluded]
+        yield statement(
+            "write",
+            self.call(
+                "stream_merge_sql",
+                self.this,
+                source_sql,
+                keys,
+                settings["delete_mode"],
+                update_columns,
+                data_columns,
+                stream,
+            ),
+        )
+
+
+def golden_text(model: str, statements: list[Statement]) -> str:
+    blocks = [f"-- {model}: {s.scenario} / {s.step}\n{s.sql};\n" for s in statements]
+    return "\n".join(blocks)

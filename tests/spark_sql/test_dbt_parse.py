@@ -1,0 +1,139 @@
+"""`dbt parse` of the example project on the cluster engine's adapters: `type: spark` (dbt-spark,
+installed with this package) and `type: databricks` (dbt-databricks from PyPI, in its own
+virtualenv because it pins dbt-spark below 1.11). Both must resolve the package's
+`table_stream` and `stream_merge` materializations and its spark__ engine macros.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dbt.cli.main import dbtRunner
+from dbt.contracts.graph.manifest import Manifest
+
+from tests.spark_sql.render import PACKAGE_ROOT, local_package, write_profile
+
+pytestmark = pytest.mark.spark_sql
+
+EXAMPLE = PACKAGE_ROOT / "example_project"
+DATABRICKS_VENV = Path(os.environ.get("TABLESTREAM_DATABRICKS_VENV", PACKAGE_ROOT / ".venv-databricks"))
+DATABRICKS_REQUIREMENT = "dbt-databricks>=1.11,<1.12"
+STREAM_MODELS = {"orders_changes": "table_stream", "orders_current": "stream_merge"}
+# Every engine piece the materializations dispatch; each must resolve to a spark__ macro.
+ENGINE_MACROS = [
+    "stream_source_state",
+    "stream_target_marker",
+    "register_stream_window",
+    "stream_write_sql",
+    "stream_merge_sql",
+    "stream_commit",
+    "append_offsets_row",
+    "pause_point",
+    "set_table_properties",
+]
+
+# Runs inside the dbt-databricks virtualenv; prints what the parsed manifest resolves.
+RESOLVE_SCRIPT = """
+import json, sys
+from dbt.cli.main import dbtRunner
+project = sys.argv[1]
+dirs = ["--project-dir", project, "--profiles-dir", project]
+for command in (["deps"], ["parse"]):
+    result = dbtRunner().invoke([*command, *dirs])
+    if not result.success:
+        print(json.dumps({"error": str(result.exception)}))
+        sys.exit(1)
+manifest = result.result
+adapter_type = sys.argv[2]
+macros = {m.name: m.package_name for m in manifest.macros.values()}
+print(json.dumps({
+    "materialized": {n.name: n.config.materialized for n in manifest.nodes.values() if n.resource_type == "model"},
+    "materializations": {
+        name: getattr(manifest.find_materialization_macro_by_name("tablestream_example", name, adapter_type), "package_name", None)
+        for name in ("table_stream", "stream_merge")
+    },
+    "macros": macros,
+}))
+"""
+
+
+def example_copy(tmp_path: Path, adapter_type: str) -> Path:
+    project = tmp_path / f"example_{adapter_type}"
+    project.mkdir()
+    for item in ("dbt_project.yml", "models", "seeds"):
+        source = EXAMPLE / item
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, project / item)
+    local_package(project)
+    write_profile(project, adapter_type, "tablestream_example")
+    return project
+
+
+def check_resolution(resolved: dict) -> None:
+    for model, materialization in STREAM_MODELS.items():
+        assert resolved["materialized"][model] == materialization
+    assert resolved["materializations"] == {"table_stream": "dbt_tablestream", "stream_merge": "dbt_tablestream"}
+    for name in ENGINE_MACROS:
+        assert resolved["macros"].get(f"spark__{name}") == "dbt_tablestream", name
+
+
+def test_dbt_parse_example_project_on_spark(tmp_path: Path) -> None:
+    project = example_copy(tmp_path, "spark")
+    dirs = ["--project-dir", str(project), "--profiles-dir", str(project)]
+    assert dbtRunner().invoke(["deps", *dirs]).success
+    result = dbtRunner().invoke(["parse", *dirs])
+    assert result.success, result.exception
+    manifest = result.result
+    assert isinstance(manifest, Manifest)
+    check_resolution(
+        {
+            "materialized": {
+                n.name: n.config.materialized for n in manifest.nodes.values() if n.resource_type == "model"
+            },
+            "materializations": {
+                name: getattr(
+                    manifest.find_materialization_macro_by_name("tablestream_example", name, "spark"),
+                    "package_name",
+                    None,
+                )
+                for name in ("table_stream", "stream_merge")
+            },
+            "macros": {m.name: m.package_name for m in manifest.macros.values()},
+        }
+    )
+
+
+def databricks_python() -> Path:
+    python = DATABRICKS_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(DATABRICKS_VENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", DATABRICKS_REQUIREMENT], check=True, timeout=900
+        )
+    return python
+
+
+def test_dbt_parse_example_project_on_databricks(tmp_path: Path) -> None:
+    project = example_copy(tmp_path, "databricks")
+    python = databricks_python()
+    version = subprocess.run(
+        [str(python), "-c", "import dbt.adapters.databricks.__version__ as v; print(v.version)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert version.startswith("1.11"), version
+    completed = subprocess.run(
+        [str(python), "-c", RESOLVE_SCRIPT, str(project), "databricks"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"},
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    check_resolution(json.loads(completed.stdout.strip().splitlines()[-1]))

@@ -1,0 +1,137 @@
+"""The cluster engine's window checks and marker recovery are Jinja over DESCRIBE HISTORY rows.
+Here they are fed the history of real Delta tables (delta-rs history() has DESCRIBE HISTORY's
+columns: version, timestamp, operation, operationParameters, userMetadata), built the way the
+end-to-end refusal scenarios build them, so each refusal is checked without a cluster."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from dbt_common.exceptions import CompilationError
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+
+from tests.functional.streams import CDF, people
+from tests.spark_sql.render import SparkRenderer
+
+pytestmark = pytest.mark.spark_sql
+
+REMEDY = "Reset the stream with `dbt run --full-refresh -s log`."
+
+
+def history_rows(path: Path) -> list[dict[str, Any]]:
+    """DESCRIBE HISTORY's rows for the table, newest first."""
+    return [
+        {
+            "version": entry["version"],
+            "timestamp": datetime.fromtimestamp(entry["timestamp"] / 1000, tz=timezone.utc).replace(tzinfo=None),
+            "operation": entry["operation"],
+            "operationParameters": entry.get("operationParameters") or {},
+            "userMetadata": entry.get("userMetadata"),
+        }
+        for entry in DeltaTable(str(path)).history()
+    ]
+
+
+def window(after: int, through: int) -> dict[str, Any]:
+    return {"stream": "log__app_t", "source": "app.t", "after": after, "through": through}
+
+
+def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:
+    """The refusal message for the window (after, latest], or None when it is readable."""
+    macros = renderer.model("orders_changes").package
+    through = DeltaTable(str(path)).version()
+    try:
+        macros["spark__check_window_commits"](window(after, through), history_rows(path), REMEDY)
+    except CompilationError as error:
+        return str(error)
+    return None
+
+
+def test_a_window_with_the_feed_on_throughout_is_readable(renderer: SparkRenderer, tmp_path: Path) -> None:
+    write_deltalake(tmp_path, people([(1, "a", 1)]), configuration=CDF)
+    write_deltalake(tmp_path, people([(2, "b", 2)]), mode="append")
+    DeltaTable(str(tmp_path)).delete("id = 1")
+    assert check(renderer, tmp_path, 0) is None
+
+
+def test_feed_disabled_then_enabled_inside_the_window_is_refused(renderer: SparkRenderer, tmp_path: Path) -> None:
+    write_deltalake(tmp_path, people([(1, "a", 1)]), configuration=CDF)
+    write_deltalake(tmp_path, people([(2, "b", 2)]), mode="append")
+    DeltaTable(str(tmp_path)).alter.set_table_properties({"delta.enableChangeDataFeed": "false"})
+    write_deltalake(tmp_path, people([(3, "c", 3)]), mode="append")  # version 3, not recorded
+    DeltaTable(str(tmp_path)).alter.set_table_properties(CDF)
+    write_deltalake(tmp_path, people([(4, "d", 4)]), mode="append")
+    message = check(renderer, tmp_path, 1)
+    assert message is not None
+    assert "change data feed of app.t was not enabled at version 3" in message
+    assert "enable_change_tracking" in message and "--full-refresh" in message
+    assert check(renderer, tmp_path, 4) is None  # a window after the re-enable is fine
+
+
+def test_feed_enabled_inside_the_window_after_data_is_refused(renderer: SparkRenderer, tmp_path: Path) -> None:
+    write_deltalake(tmp_path, people([(1, "a", 1)]))
+    write_deltalake(tmp_path, people([(2, "b", 2)]), mode="append")  # version 1, feed off
+    DeltaTable(str(tmp_path)).alter.set_table_properties(CDF)
+    write_deltalake(tmp_path, people([(3, "c", 3)]), mode="append")
+    message = check(renderer, tmp_path, 0)
+    assert message is not None and "was not enabled at version 1" in message
+    assert check(renderer, tmp_path, 2) is None
+
+
+def test_vacuum_past_the_offset_is_refused_as_stale(renderer: SparkRenderer, tmp_path: Path) -> None:
+    write_deltalake(tmp_path, people([(1, "a", 1)]), configuration=CDF)
+    write_deltalake(tmp_path, people([(4, "d", 4)]), mode="append")
+    DeltaTable(str(tmp_path)).delete("id = 4")
+    DeltaTable(str(tmp_path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
+    message = check(renderer, tmp_path, 0)
+    assert message is not None
+    for fragment in (
+        "Stream log__app_t is stale",
+        "app.t were removed (VACUUM)",
+        "silently drop changes",
+        "--full-refresh",
+    ):
+        assert fragment in message, message
+
+
+def test_vacuum_keeping_a_week_leaves_a_recent_window_readable(renderer: SparkRenderer, tmp_path: Path) -> None:
+    write_deltalake(tmp_path, people([(1, "a", 1)]), configuration=CDF)
+    write_deltalake(tmp_path, people([(4, "d", 4)]), mode="append")
+    DeltaTable(str(tmp_path)).delete("id = 4")
+    DeltaTable(str(tmp_path)).vacuum(retention_hours=168, dry_run=False)
+    assert check(renderer, tmp_path, 0) is None
+
+
+def test_marker_recovery_reads_the_stream_marker_from_user_metadata(renderer: SparkRenderer, tmp_path: Path) -> None:
+    def commit(stream: str, to: int) -> None:
+        marker = {
+            "tablestream.stream": stream,
+            "tablestream.stream_id": f"tablestream/{stream}/2",
+            "tablestream.epoch": 2,
+            "tablestream.from": to - 3,
+            "tablestream.to": to,
+            "tablestream.invocation_id": "i",
+        }
+        properties = CommitProperties(custom_metadata={"userMetadata": json.dumps(marker)})
+        write_deltalake(tmp_path, pa.table({"x": [to]}), mode="append", commit_properties=properties)
+
+    commit("log__app_t", 5)
+    commit("other__app_t", 9)
+    write_deltalake(tmp_path, pa.table({"x": [0]}), mode="append")  # a commit without a marker
+    macros = renderer.model("orders_changes").package
+    marker = macros["spark__find_marker"](history_rows(tmp_path), "log__app_t")
+    assert marker == {
+        "commit_version": 0,
+        "stream": "log__app_t",
+        "stream_id": "tablestream/log__app_t/2",
+        "epoch": 2,
+        "from": 2,
+        "to": 5,
+        "invocation_id": "i",
+    }
+    assert macros["spark__find_marker"](history_rows(tmp_path), "missing__app_t") is None
