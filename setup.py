@@ -32,6 +32,6 @@ setup(
             "ruff>=0.6",
         ],
     },
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:main"]},
     zip_safe=False,
 )

@@ -35,9 +35,11 @@ from dbt_tablestream.embedded._delta import (
     set_properties,
     write_table,
 )
+from dbt_tablestream.embedded._log import check_window, source_state, target_marker
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
 from dbt_tablestream.embedded._sources import table_changes_class
-from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource, check_window, source_state, target_marker
+from dbt_tablestream.embedded._status import stream_status
+from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource
 from dbt_tablestream.exceptions import DirectiveError, StreamError, TablestreamError
 
 if TYPE_CHECKING:
@@ -309,6 +311,16 @@ class Engine:
             "latest_version bigint, table_id string, latest_timestamp string, change_feed_enabled boolean, "
             "earliest_change_version bigint, version_at_timestamp bigint",
         )
+
+    def _op_stream_health(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """A stream's position and health from its latest offsets row (see stream_health)."""
+        status = stream_status(self.catalog.warehouse, dict(directive["row"]))
+        health = {
+            key: value
+            for key, value in status.as_json().items()
+            if key in ("offset_time", "source_version", "source_time", "stale", "problem", "at_risk_from")
+        }
+        return self._rows([{"health": json.dumps(health)}], "health string")
 
     def _op_target_marker(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         marker = target_marker(self._path(directive), str(directive["stream"])) or {}

@@ -19,12 +19,12 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import LongType, StringType, StructType, TimestampType
 
 from dbt_tablestream.embedded._layout import table_dir
+from dbt_tablestream.embedded._log import CHANGE_FEED_PROPERTY
 from dbt_tablestream.exceptions import ChangeFeedError
 
 CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIMESTAMP = "_commit_timestamp"
-CHANGE_FEED_PROPERTY = "delta.enableChangeDataFeed"
 
 
 def spark_schema_of(arrow_schema: pa.Schema) -> StructType:

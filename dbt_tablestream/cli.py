@@ -1,0 +1,187 @@
+"""The `tablestream` command: the streams of a dbt project, their position, lag and health.
+
+    tablestream status [--json]                     every stream, like `show_streams`
+    tablestream history STREAM [--json]             the offsets log of one stream
+    tablestream reset STREAM [--to-version N | --to-timestamp TS]
+
+On the embedded engine (`type: tablestream`) `status` and `history` read the Delta tables
+directly and start no Spark. On other engines, and for `reset`, the command runs the package's
+dbt operations (`dbt run-operation dbt_tablestream.<name>`) with the project's profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dbt_tablestream._status import status_table, statuses_json, table
+from dbt_tablestream.exceptions import ProfileError, TablestreamError
+
+ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*\}\}""")
+HISTORY_COLUMNS = ("epoch", "mode", "from", "to", "rows", "committed at", "invocation")
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--project-dir", default=".", help="the dbt project (default: the current directory)")
+    common.add_argument("--profiles-dir", help="where profiles.yml is (default: like dbt)")
+    common.add_argument("--target", help="the profile target (default: the profile's)")
+    common.add_argument("--schema", help="the schema whose offsets log to read (default: the target's)")
+    common.add_argument("--json", action="store_true", help="print JSON for scripts")
+    root = argparse.ArgumentParser(prog="tablestream", description=__doc__.split("\n\n")[0])
+    commands = root.add_subparsers(dest="command", required=True)
+    commands.add_parser("status", parents=[common], help="every stream: offset, lag, staleness, last run")
+    history = commands.add_parser("history", parents=[common], help="the offsets log of one stream")
+    history.add_argument("stream")
+    reset = commands.add_parser("reset", parents=[common], help="move a stream (a new epoch)")
+    reset.add_argument("stream")
+    where = reset.add_mutually_exclusive_group()
+    where.add_argument("--to-version", type=int, help="continue with the changes after this source version")
+    where.add_argument("--to-timestamp", help="continue after the last source version at or before this ISO-8601 time")
+    return root
+
+
+def render_env(value: Any) -> Any:
+    if isinstance(value, str):
+        return ENV_VAR.sub(lambda m: os.environ.get(m.group(1), m.group(2) or ""), value)
+    if isinstance(value, dict):
+        return {key: render_env(item) for key, item in value.items()}
+    return value
+
+
+def profiles_dir(args: argparse.Namespace, project_dir: Path) -> Path:
+    if args.profiles_dir:
+        return Path(args.profiles_dir)
+    if os.environ.get("DBT_PROFILES_DIR"):
+        return Path(os.environ["DBT_PROFILES_DIR"])
+    if (project_dir / "profiles.yml").exists():
+        return project_dir
+    return Path.home() / ".dbt"
+
+
+def load_target(args: argparse.Namespace) -> tuple[Path, Path, dict[str, Any]]:
+    """The project directory, the profiles directory and the target's settings, as dbt resolves them."""
+    project_dir = Path(args.project_dir).resolve()
+    project_file = project_dir / "dbt_project.yml"
+    if not project_file.exists():
+        raise ProfileError(
+            f"No dbt_project.yml in {project_dir}: run tablestream in a dbt project, or pass --project-dir."
+        )
+    profile_name = yaml.safe_load(project_file.read_text()).get("profile")
+    directory = profiles_dir(args, project_dir)
+    profiles_file = directory / "profiles.yml"
+    if not profiles_file.exists():
+        raise ProfileError(f"No profiles.yml in {directory}: pass --profiles-dir or set DBT_PROFILES_DIR.")
+    profile = (yaml.safe_load(profiles_file.read_text()) or {}).get(profile_name)
+    if not profile:
+        raise ProfileError(f"Profile {profile_name!r} (from dbt_project.yml) is not in {profiles_file}.")
+    target_name = args.target or render_env(profile.get("target", "dev"))
+    outputs = profile.get("outputs", {})
+    if target_name not in outputs:
+        raise ProfileError(f"Target {target_name!r} is not in profile {profile_name!r}; targets: {', '.join(outputs)}.")
+    return project_dir, directory, render_env(outputs[target_name])
+
+
+def embedded_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
+    warehouse = Path(str(target.get("warehouse", "./warehouse"))).expanduser()
+    return warehouse if warehouse.is_absolute() else (project_dir / warehouse).resolve()
+
+
+def run_operation(project_dir: Path, directory: Path, args: argparse.Namespace, macro: str, macro_args: dict) -> int:
+    from dbt.cli.main import dbtRunner
+
+    command = [
+        "run-operation",
+        f"dbt_tablestream.{macro}",
+        "--args",
+        json.dumps(macro_args),
+        "--project-dir",
+        str(project_dir),
+        "--profiles-dir",
+        str(directory),
+    ]
+    if args.target:
+        command += ["--target", args.target]
+    result = dbtRunner().invoke(command)
+    return 0 if result.success else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        project_dir, directory, target = load_target(args)
+        schema = args.schema or target.get("schema")
+        embedded = target.get("type") == "tablestream"
+        if args.command == "status" and embedded:
+            from dbt_tablestream.embedded._status import stream_statuses
+
+            statuses = stream_statuses(embedded_warehouse(project_dir, target), str(schema))
+            print(statuses_json(statuses) if args.json else status_table(statuses))
+            return 0
+        if args.command == "history" and embedded:
+            from dbt_tablestream.embedded._status import stream_history
+
+            rows = stream_history(embedded_warehouse(project_dir, target), str(schema), args.stream)
+            if not rows:
+                print(f"No stream {args.stream} in {schema}.tablestream_offsets.", file=sys.stderr)
+                return 1
+            print(json.dumps(rows, indent=2, default=str) if args.json else history_table(rows))
+            return 0
+        if args.command == "status":
+            return run_operation(
+                project_dir,
+                directory,
+                args,
+                "show_streams",
+                {"schema": schema, "format": "json" if args.json else "table"},
+            )
+        if args.command == "history":
+            return run_operation(
+                project_dir, directory, args, "stream_history", {"stream_name": args.stream, "schema": schema}
+            )
+        return run_operation(
+            project_dir,
+            directory,
+            args,
+            "reset_stream",
+            {
+                "stream_name": args.stream,
+                "to_version": args.to_version,
+                "to_timestamp": args.to_timestamp,
+                "schema": schema,
+            },
+        )
+    except TablestreamError as error:
+        print(f"tablestream: {error}", file=sys.stderr)
+        return 2
+
+
+def history_table(rows: list[dict[str, Any]]) -> str:
+    def cell(value: Any) -> str:
+        return "-" if value is None else str(value)
+
+    body = [
+        (
+            cell(row["epoch"]),
+            cell(row["mode"]),
+            cell(row["from_version"]),
+            cell(row["to_version"]),
+            cell(row["rows_written"]),
+            cell(row["committed_at"]),
+            cell(row["invocation_id"]),
+        )
+        for row in rows
+    ]
+    return table(HISTORY_COLUMNS, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
