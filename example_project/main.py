@@ -23,6 +23,8 @@ import pyarrow as pa
 from dbt.cli.main import dbtRunner
 from deltalake import DeltaTable, write_deltalake
 
+from dbt_tablestream.cli import main as tablestream
+
 PROJECT = Path(__file__).resolve().parent
 WAREHOUSE = PROJECT / "warehouse"
 ORDERS = WAREHOUSE / "app.db" / "orders"
@@ -101,6 +103,9 @@ def main() -> None:
     history = DeltaTable(str(WAREHOUSE / "analytics.db" / "order_status_history")).to_pyarrow_table().to_pylist()
     for row in sorted(history, key=lambda r: (r["order_id"], r["since_version"])):
         print(f"   order {row['order_id']}: {row['status']} since v{row['since_version']}")
+    print("\n== tablestream status")
+    tablestream(["status", "--project-dir", str(PROJECT)])
+
     print(f"\nmain job finished in {time.monotonic() - started:.1f} s")
 
 

@@ -230,36 +230,40 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
      returns the relation its changes are read from. --#}
 {% macro spark__register_stream_window(relation, stream, table_id) %}
   {%- if not stream.snapshot -%}
-    {%- set remedy = dbt_tablestream.stream_reset_remedy() -%}
-    {%- if table_id is not none and table_id != stream.source_table_id -%}
-      {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated (Delta table id "
-          ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
-    {%- endif -%}
-    {%- if stream.after > stream.through -%}
-      {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
-          ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
-    {%- endif -%}
-    {%- set window = run_query(dbt_tablestream.spark__describe_history_sql(relation, stream.through - stream.after + 1)).rows -%}
-    {%- set listed = [] -%}
-    {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
-    {%- if (stream.after + 1) not in listed -%}
-      {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
-          ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the changes after the stream's offset "
-          ~ stream.after ~ " cannot be read. " ~ remedy) }}
-    {%- endif -%}
-    {%- do dbt_tablestream.spark__check_window_commits(stream, window, remedy) -%}
+    {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy()) -%}
+    {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
   {%- endif -%}
   {{ return(dbt_tablestream.spark__window_relation_sql(relation, stream)) }}
+{% endmacro %}
+
+
+{#-- Why the window (after, through] of the source cannot be read, or none. --#}
+{% macro spark__window_problem(relation, stream, table_id, remedy) %}
+  {%- if table_id is not none and table_id != stream.source_table_id -%}
+    {{ return("Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated (Delta table id "
+        ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
+  {%- endif -%}
+  {%- if stream.after > stream.through -%}
+    {{ return("Stream " ~ stream.stream ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
+        ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
+  {%- endif -%}
+  {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
+  {%- set window = run_query(dbt_tablestream.spark__describe_history_sql(relation, stream.through - stream.after + 1)).rows -%}
+  {%- set listed = [] -%}
+  {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
+  {%- if (stream.after + 1) not in listed -%}
+    {{ return("Stream " ~ stream.stream ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
+        ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the changes after the stream's offset "
+        ~ stream.after ~ " cannot be read. " ~ remedy) }}
+  {%- endif -%}
+  {{ return(dbt_tablestream.spark__window_commits_problem(stream, window, remedy)) }}
 {% endmacro %}
 
 
 {#-- The window's commits, oldest first: every data commit had the change feed on (a setting
      changed inside the window is tracked from there), and none is older than what a later
      VACUUM in the window kept. Delta itself refuses such reads too, but later and less clearly. --#}
-{% macro spark__check_window_commits(stream, window_rows, remedy) %}
+{% macro spark__window_commits_problem(stream, window_rows, remedy) %}
   {%- set data_operations = ['WRITE', 'MERGE', 'DELETE', 'UPDATE', 'STREAMING UPDATE', 'TRUNCATE', 'COPY INTO',
                              'CREATE TABLE AS SELECT', 'REPLACE TABLE AS SELECT', 'CREATE OR REPLACE TABLE AS SELECT', 'RESTORE'] -%}
   {%- set commits = [] -%}
@@ -279,8 +283,7 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
     {%- if commit.feed is not none -%}
       {%- do state.update({'feed': commit.feed}) -%}
     {%- elif commit.operation in data_operations and not state.feed -%}
-      {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
+      {{ return("Stream " ~ stream.stream ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
           ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. "
           ~ "Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
           ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:]) }}
@@ -288,14 +291,47 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
     {%- if commit.operation == 'VACUUM START' and commit.retention -%}
       {%- set kept_from = commit.timestamp - modules.datetime.timedelta(milliseconds=commit.retention.group(1) | int) -%}
       {%- for older in commits if older.version < commit.version and older.operation in data_operations and older.timestamp < kept_from -%}
-        {{ exceptions.raise_compiler_error(
-            "Stream " ~ stream.stream ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
+        {{ return("Stream " ~ stream.stream ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
             ~ " were removed (VACUUM) or may have been: the VACUUM at version " ~ commit.version ~ " kept only files younger than "
             ~ ((commit.retention.group(1) | int) / 3600000) | round(2) ~ " hours, so the changes after the stream's offset "
             ~ stream.after ~ " cannot be read. Reading past them would silently drop changes. " ~ remedy) }}
       {%- endfor -%}
     {%- endif -%}
   {%- endfor -%}
+  {{ return(none) }}
+{% endmacro %}
+
+
+{#-- A stream's position against its source (see stream_health). --#}
+{% macro spark__stream_health(row) %}
+  {%- set relation = dbt_tablestream.parse_relation(row['source']) -%}
+  {%- set health = {'offset_time': none, 'source_version': none, 'source_time': none, 'stale': false,
+                    'problem': none, 'at_risk_from': none} -%}
+  {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
+    {%- do health.update({'stale': true, 'problem': "the source " ~ row['source'] ~ " does not exist. Create it, or drop the stream."}) -%}
+    {{ return(health) }}
+  {%- endif -%}
+  {%- set latest = run_query(dbt_tablestream.spark__describe_history_sql(relation, 1)).rows[0] -%}
+  {%- set latest_version = latest['version'] | int -%}
+  {%- do health.update({'source_version': latest_version, 'source_time': latest['timestamp'] | string}) -%}
+  {%- set offset = row['to_version'] -%}
+  {%- if offset is none -%}
+    {%- do health.update({'problem': 'reset: its next run starts again from start_at (a new epoch).'}) -%}
+    {{ return(health) }}
+  {%- endif -%}
+  {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0] -%}
+  {%- set stream = {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
+                    'source_table_id': detail['id']} -%}
+  {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
+  {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, row['source_table_id'], remedy) -%}
+  {%- do health.update({'stale': problem is not none, 'problem': problem}) -%}
+  {%- if offset >= 0 and offset <= latest_version -%}
+    {%- set since = run_query(dbt_tablestream.spark__describe_history_sql(relation, latest_version - offset + 1)).rows -%}
+    {%- for commit in since if (commit['version'] | int) == offset -%}
+      {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return(health) }}
 {% endmacro %}
 
 

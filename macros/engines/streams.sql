@@ -33,6 +33,13 @@
   {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream)) }}
 {% endmacro %}
 
+{#-- Where a stream stands against its source, from its latest offsets-log row: offset_time,
+     source_version, source_time, stale, problem (with the remedy), at_risk_from (when its oldest
+     unconsumed change may be lost to log cleanup or VACUUM). Reads no change rows. --#}
+{% macro stream_health(row) %}
+  {{ return(adapter.dispatch('stream_health', 'dbt_tablestream')(row)) }}
+{% endmacro %}
+
 {% macro append_offsets_row(relation, select_sql) %}
   {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql)) }}
 {% endmacro %}
@@ -82,6 +89,9 @@
 {% endmacro %}
 {% macro default__stream_commit(target, sql, mode, stream) %}
   {{ dbt_tablestream.engine_not_supported('stream_commit') }}
+{% endmacro %}
+{% macro default__stream_health(row) %}
+  {{ dbt_tablestream.engine_not_supported('stream_health') }}
 {% endmacro %}
 {% macro default__append_offsets_row(relation, select_sql) %}
   {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}

@@ -102,6 +102,16 @@
 {% endmacro %}
 
 
+{% macro tablestream__stream_health(row) %}
+  {%- set values = {} -%}
+  {%- for key in ['stream_name', 'epoch', 'source', 'source_table_id', 'mode', 'to_version', 'target', 'rows_written', 'committed_at'] -%}
+    {%- do values.update({key: row[key] if row[key] is none or row[key] is number else row[key] | string}) -%}
+  {%- endfor -%}
+  {%- set found = run_query(tablestream_directive('stream_health', {'row': values})).rows[0] -%}
+  {{ return(fromjson(found[0])) }}
+{% endmacro %}
+
+
 {% macro tablestream__pause_point(point, seconds) %}
   {%- do run_query(tablestream_directive('pause', {'point': point, 'seconds': seconds})) -%}
 {% endmacro %}

@@ -24,12 +24,13 @@
   {%- endif -%}
 
   {%- set response = none -%}
+  {%- set rows_read = none -%}
   {%- if existing_relation is not none and not stream.restart and stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {%- if stream.view is not none -%}
-      {%- do dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
+      {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
     {%- endif -%}
     {%- set netted = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
@@ -56,7 +57,7 @@
     {%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.finish_stream_run(stream, response) -%}
+  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read) -%}
 
   {{ run_hooks(post_hooks) }}
 

@@ -16,27 +16,30 @@
 {% endmacro %}
 
 
-{#-- Refuses change rows whose key is NULL: they could match no target row. --#}
+{#-- Refuses change rows whose key is NULL: they could match no target row. Returns how many
+     change rows the model read from the window. --#}
 {% macro check_stream_keys_not_null(stream, sql, keys) %}
-  {%- set nulls = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys)).rows[0][0] -%}
+  {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys)).rows[0] -%}
+  {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the window ("
         ~ stream.after ~ ", " ~ stream.through ~ "] have a NULL unique_key (" ~ keys | join(', ') ~ "). "
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
+  {{ return(counts[0] | int) }}
 {% endmacro %}
 
 
 {% macro stream_null_keys_sql(sql, keys) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
-  {{ return('select count(*) from (' ~ sql ~ ') as __tablestream_keys where ' ~ conditions | join(' or ')) }}
+  {{ return('select count(*) as rows_read, count_if(' ~ conditions | join(' or ') ~ ') as null_keys from (' ~ sql ~ ') as __tablestream_keys') }}
 {% endmacro %}
 
 
 {#-- After the target write: the offsets log, the fault points around it, and the run's summary. --#}
-{% macro finish_stream_run(stream, response) %}
+{% macro finish_stream_run(stream, response, rows_read=none) %}
   {%- if response is not none and response.code == 'SKIPPED' -%}
     {{ log("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source
            ~ " was already applied by a concurrent run; no-op", info=True) }}
@@ -46,5 +49,5 @@
   {%- do dbt_tablestream.fault_point('after_target_commit') -%}
   {%- do dbt_tablestream.append_stream_offset(stream, rows_written) -%}
   {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
-  {{ log(dbt_tablestream.stream_summary(stream, rows_written), info=True) }}
+  {{ log(dbt_tablestream.stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
 {% endmacro %}

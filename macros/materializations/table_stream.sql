@@ -10,9 +10,10 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
   {%- set rows_sql = compiled_code -%}
+  {%- set rows_read = none -%}
   {%- if keys and config.get('net_changes', true) and stream.view is not none -%}
     {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
-    {%- do dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
+    {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
     {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
   {%- endif -%}
 
@@ -42,7 +43,7 @@
     {%- do adapter.drop_relation(tmp_relation) -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.finish_stream_run(stream, response) -%}
+  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read) -%}
 
   {{ run_hooks(post_hooks) }}
 
@@ -67,11 +68,12 @@
 {% endmacro %}
 
 
-{% macro stream_summary(stream, rows_written) %}
+{#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not. --#}
+{% macro stream_summary(stream, rows_read, rows_written) %}
   {%- if stream.view is none -%}
     {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ " is empty; no-op, offset at " ~ stream.through) }}
   {%- endif -%}
-  {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_written ~ " rows written, offset now " ~ stream.through) }}
+  {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ stream.through) }}
 {% endmacro %}
 
 

@@ -1,8 +1,11 @@
-{#-- The offsets log: `<target schema>.tablestream_offsets`, append-only, one row per stream run.
-     A stream's offset is its latest row (highest epoch, then highest to_version). --#}
+{#-- The offsets log: `<target schema>.tablestream_offsets`, append-only, one row per stream run,
+     plus a row per reset ('reset') or drop ('dropped') of a stream. A stream's position is its
+     latest row (highest epoch, then highest to_version). --#}
 
-{% macro offsets_relation() %}
-  {{ return(api.Relation.create(database=this.database, schema=this.schema, identifier='tablestream_offsets', type='table')) }}
+{% macro offsets_relation(schema=none) %}
+  {%- set schema = schema or (this.schema if this is defined and this is not none else target.schema) -%}
+  {%- set database = this.database if this is defined and this is not none else none -%}
+  {{ return(api.Relation.create(database=database, schema=schema, identifier='tablestream_offsets', type='table')) }}
 {% endmacro %}
 
 
@@ -15,40 +18,77 @@
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
-  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2]}) }}
+  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3]}) }}
 {% endmacro %}
 
 
 {% macro read_stream_offset_sql(relation, stream_name) %}
   {%- set query -%}
-select epoch, to_version, source_table_id
+select epoch, to_version, source_table_id, mode
 from {{ relation }}
 where stream_name = '{{ stream_name }}'
-order by epoch desc, to_version desc, committed_at desc
+order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1
   {%- endset -%}
   {{ return(query) }}
 {% endmacro %}
 
 
+{#-- Every stream's latest row in the log, with its stream mode from its latest run. --#}
+{% macro latest_stream_offsets_sql(relation) %}
+  {%- set query -%}
+select * from (
+  select *,
+    row_number() over (partition by stream_name order by epoch desc, to_version desc nulls last, committed_at desc) as __position,
+    last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
+      partition by stream_name order by epoch, to_version nulls first, committed_at
+      rows between unbounded preceding and unbounded following) as stream_mode
+  from {{ relation }}
+) as __tablestream_positions
+where __position = 1
+order by stream_name
+  {%- endset -%}
+  {{ return(query) }}
+{% endmacro %}
+
+
 {% macro offsets_row_sql(stream, rows_written) %}
+  {{ return(dbt_tablestream.offsets_values_sql({
+      'stream_name': stream.stream, 'epoch': stream.epoch, 'stream_id': stream.stream_id, 'source': stream.source,
+      'source_table_id': stream.source_table_id, 'mode': stream.mode, 'from_version': stream.after,
+      'to_version': stream.through, 'target': this.schema ~ '.' ~ this.identifier, 'rows_written': rows_written})) }}
+{% endmacro %}
+
+
+{#-- One offsets-log row as a select, in the log's column order. --#}
+{% macro offsets_values_sql(values) %}
+  {%- set row_sql %}
   select
-    '{{ stream.stream }}' as stream_name,
-    cast({{ stream.epoch }} as bigint) as epoch,
-    '{{ stream.stream_id }}' as stream_id,
-    '{{ stream.source }}' as source,
-    '{{ stream.source_table_id }}' as source_table_id,
-    '{{ stream.mode }}' as mode,
-    cast({{ stream.after }} as bigint) as from_version,
-    cast({{ stream.through }} as bigint) as to_version,
-    '{{ this.schema }}.{{ this.identifier }}' as target,
-    cast({{ rows_written if rows_written is not none else 'null' }} as bigint) as rows_written,
+    {{ dbt_tablestream.sql_string(values.stream_name) }} as stream_name,
+    cast({{ values.epoch }} as bigint) as epoch,
+    {{ dbt_tablestream.sql_string(values.stream_id) }} as stream_id,
+    {{ dbt_tablestream.sql_string(values.source) }} as source,
+    {{ dbt_tablestream.sql_string(values.source_table_id) }} as source_table_id,
+    {{ dbt_tablestream.sql_string(values.mode) }} as mode,
+    cast({{ values.from_version if values.from_version is not none else 'null' }} as bigint) as from_version,
+    cast({{ values.to_version if values.to_version is not none else 'null' }} as bigint) as to_version,
+    {{ dbt_tablestream.sql_string(values.target) }} as target,
+    cast({{ values.rows_written if values.rows_written is not none else 'null' }} as bigint) as rows_written,
     '{{ invocation_id }}' as invocation_id,
     current_timestamp() as committed_at
+  {% endset %}
+  {{ return(row_sql) }}
+{% endmacro %}
+
+
+{% macro sql_string(value) %}
+  {{ return("'" ~ (value | string | replace("\\", "\\\\") | replace("'", "\\'")) ~ "'" if value is not none else 'cast(null as string)') }}
 {% endmacro %}
 
 
 {% macro append_stream_offset(stream, rows_written) %}
-  {%- set sql = dbt_tablestream.offsets_row_sql(stream, rows_written) -%}
-  {%- do dbt_tablestream.append_offsets_row(dbt_tablestream.offsets_relation(), sql) -%}
+  {%- set relation = dbt_tablestream.offsets_relation() -%}
+  {%- do dbt_tablestream.append_offsets_row(relation, dbt_tablestream.offsets_row_sql(stream, rows_written)) -%}
+  {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
+  {%- do adapter.cache_added(relation) -%}
 {% endmacro %}

@@ -29,8 +29,11 @@
   {%- set logged = dbt_tablestream.read_stream_offset(stream_name) if target_exists else none -%}
   {%- set marker = dbt_tablestream.stream_target_marker(this, stream_name) if target_exists else none -%}
 
+  {#-- reset_stream back to start_at and drop_stream leave a row without an offset: the next run
+       starts again, in the epoch that row opened. --#}
+  {%- set restart_pending = logged is not none and logged.mode in ['reset', 'dropped'] and logged.to_version is none -%}
   {%- set positions = [] -%}
-  {%- if logged is not none -%}
+  {%- if logged is not none and not restart_pending -%}
     {%- do positions.append({'epoch': logged.epoch | int, 'to': logged.to_version | int, 'table_id': logged.source_table_id}) -%}
   {%- endif -%}
   {%- if marker is not none -%}
@@ -38,9 +41,9 @@
   {%- endif -%}
   {%- set current = (positions | sort(attribute='to') | sort(attribute='epoch') | list | last) if positions else none -%}
 
-  {%- set restart = current is none or should_full_refresh() -%}
+  {%- set restart = current is none or should_full_refresh() or restart_pending -%}
   {%- if restart -%}
-    {%- set epoch = (current.epoch + 1) if current is not none else 0 -%}
+    {%- set epoch = [(current.epoch + 1) if current is not none else 0, (logged.epoch | int) if restart_pending else 0] | max -%}
     {%- if start_at == 'snapshot' or start_at == 'latest' -%}
       {%- set after = state.latest_version -%}
     {%- elif start_at == 'earliest' -%}

@@ -108,7 +108,15 @@ class StreamBench:
         if not path.exists():
             return []
         rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
-        return sorted(rows, key=lambda row: (row["stream_name"], row["epoch"], row["to_version"], row["committed_at"]))
+        return sorted(
+            rows,
+            key=lambda row: (
+                row["stream_name"],
+                row["epoch"],
+                -1 if row["to_version"] is None else row["to_version"],
+                row["committed_at"],
+            ),
+        )
 
     def offsets_version(self) -> int | None:
         path = self.warehouse / "analytics.db" / "tablestream_offsets"

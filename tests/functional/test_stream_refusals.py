@@ -90,6 +90,7 @@ def test_source_dropped_and_recreated(tmp_path: Path, stream_engine: StreamEngin
         ("start_at={'version': 99}", ["start_at version 99 is beyond the latest version 0 of app.t"]),
         ("on_schema_change='merge'", ["invalid on_schema_change 'merge'", "append_new_columns"]),
         ("stream_name='bad name'", ["stream_name 'bad name' must be letters, digits and underscores"]),
+        ("file_format='parquet'", ["file_format 'parquet' cannot be used", "Accepted values: delta"]),
     ],
 )
 def test_unknown_config_values_are_refused_before_any_write(

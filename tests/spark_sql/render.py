@@ -143,6 +143,8 @@ class ModelRender:
         """What `dbt run-operation dbt_tablestream.enable_change_tracking` sends for the source."""
         sql = self.call("spark__set_table_properties_sql", self.source, {"delta.enableChangeDataFeed": "true"})
         yield Statement("operations", "enable_change_tracking", str(sql).strip())
+        offsets = self.package["offsets_relation"]()
+        yield Statement("operations", "show_streams", str(self.call("latest_stream_offsets_sql", offsets)).strip())
 
     def scenario(self, scenario: str) -> Iterator[Statement]:
         def statement(step: str, sql: Any) -> Statement:

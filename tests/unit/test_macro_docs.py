@@ -19,6 +19,7 @@ def test_every_public_macro_is_documented() -> None:
         defined |= {
             f"materialization_{name}_default" for name in re.findall(r"{%-?\s*materialization\s+(\w+),\s*default", text)
         }
+        defined |= {f"test_{name}" for name in re.findall(r"{%-?\s*test\s+(\w+)", text)}
     documented: dict[str, str] = {}
     for path in MACROS.rglob("*.yml"):
         for entry in yaml.safe_load(path.read_text()).get("macros", []):

@@ -1,6 +1,18 @@
 -- orders_changes: operations / enable_change_tracking
 alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true');
 
+-- orders_changes: operations / show_streams
+select * from (
+  select *,
+    row_number() over (partition by stream_name order by epoch desc, to_version desc nulls last, committed_at desc) as __position,
+    last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
+      partition by stream_name order by epoch, to_version nulls first, committed_at
+      rows between unbounded preceding and unbounded following) as stream_mode
+  from analytics.tablestream_offsets
+) as __tablestream_positions
+where __position = 1
+order by stream_name;
+
 -- orders_changes: first_run / source_state
 describe detail app.orders;
 
@@ -123,10 +135,10 @@ describe history app.orders limit 1;
 show tblproperties app.orders;
 
 -- orders_changes: next_run / offsets_read
-select epoch, to_version, source_table_id
+select epoch, to_version, source_table_id, mode
 from analytics.tablestream_offsets
 where stream_name = 'orders_changes__app_orders'
-order by epoch desc, to_version desc, committed_at desc
+order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_changes: next_run / target_marker

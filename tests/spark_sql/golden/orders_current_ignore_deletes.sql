@@ -1,6 +1,18 @@
 -- orders_current_ignore_deletes: operations / enable_change_tracking
 alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true');
 
+-- orders_current_ignore_deletes: operations / show_streams
+select * from (
+  select *,
+    row_number() over (partition by stream_name order by epoch desc, to_version desc nulls last, committed_at desc) as __position,
+    last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
+      partition by stream_name order by epoch, to_version nulls first, committed_at
+      rows between unbounded preceding and unbounded following) as stream_mode
+  from analytics.tablestream_offsets
+) as __tablestream_positions
+where __position = 1
+order by stream_name;
+
 -- orders_current_ignore_deletes: first_run / source_state
 describe detail app.orders;
 
@@ -31,7 +43,7 @@ from (
 );
 
 -- orders_current_ignore_deletes: first_run / null_keys
-select count(*) from (
+select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -47,7 +59,7 @@ from (
     _commit_timestamp as __commit_timestamp
   from table_changes('app.orders', 6, 9)
   where _change_type = 'insert'
-)) as __tablestream_keys where `order_id` is null;
+)) as __tablestream_keys;
 
 -- orders_current_ignore_deletes: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_ignore_deletes__app_orders/0;
@@ -166,10 +178,10 @@ describe history app.orders limit 1;
 show tblproperties app.orders;
 
 -- orders_current_ignore_deletes: next_run / offsets_read
-select epoch, to_version, source_table_id
+select epoch, to_version, source_table_id, mode
 from analytics.tablestream_offsets
 where stream_name = 'orders_current_ignore_deletes__app_orders'
-order by epoch desc, to_version desc, committed_at desc
+order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_current_ignore_deletes: next_run / target_marker
@@ -196,7 +208,7 @@ from (
 );
 
 -- orders_current_ignore_deletes: next_run / null_keys
-select count(*) from (
+select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -212,7 +224,7 @@ from (
     _commit_timestamp as __commit_timestamp
   from table_changes('app.orders', 6, 9)
   where _change_type = 'insert'
-)) as __tablestream_keys where `order_id` is null;
+)) as __tablestream_keys;
 
 -- orders_current_ignore_deletes: next_run / target_marker
 describe history analytics.orders_current_ignore_deletes limit 50;

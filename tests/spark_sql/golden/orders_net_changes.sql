@@ -1,6 +1,18 @@
 -- orders_net_changes: operations / enable_change_tracking
 alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true');
 
+-- orders_net_changes: operations / show_streams
+select * from (
+  select *,
+    row_number() over (partition by stream_name order by epoch desc, to_version desc nulls last, committed_at desc) as __position,
+    last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
+      partition by stream_name order by epoch, to_version nulls first, committed_at
+      rows between unbounded preceding and unbounded following) as stream_mode
+  from analytics.tablestream_offsets
+) as __tablestream_positions
+where __position = 1
+order by stream_name;
+
 -- orders_net_changes: first_run / source_state
 describe detail app.orders;
 
@@ -33,7 +45,7 @@ from (
 );
 
 -- orders_net_changes: first_run / null_keys
-select count(*) from (
+select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, status, __change_type, __commit_version
 from (
@@ -48,7 +60,7 @@ from (
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
   from table_changes('app.orders', 2, 9)
-)) as __tablestream_keys where `order_id` is null;
+)) as __tablestream_keys;
 
 -- orders_net_changes: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
@@ -164,10 +176,10 @@ describe history app.orders limit 1;
 show tblproperties app.orders;
 
 -- orders_net_changes: next_run / offsets_read
-select epoch, to_version, source_table_id
+select epoch, to_version, source_table_id, mode
 from analytics.tablestream_offsets
 where stream_name = 'orders_net_changes__app_orders'
-order by epoch desc, to_version desc, committed_at desc
+order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_net_changes: next_run / target_marker
@@ -193,7 +205,7 @@ from (
 );
 
 -- orders_net_changes: next_run / null_keys
-select count(*) from (
+select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, status, __change_type, __commit_version
 from (
@@ -208,7 +220,7 @@ from (
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
   from table_changes('app.orders', 6, 9)
-)) as __tablestream_keys where `order_id` is null;
+)) as __tablestream_keys;
 
 -- orders_net_changes: next_run / write_rows
 create or replace temporary view orders_net_changes__dbt_tmp as

@@ -1,0 +1,22 @@
+{#-- One stream in detail: its position, lag and health, when it will go stale if it is not run
+     (from the source's retention settings), and its recent runs.
+     `dbt run-operation dbt_tablestream.describe_stream --args '{stream_name: orders_changes__app_orders}'` --#}
+{% macro describe_stream(stream_name, schema=none) %}
+  {%- set status = dbt_tablestream.stream_status(dbt_tablestream.find_stream_position(stream_name, schema)) -%}
+  {%- set lines = [
+      ['stream', status.stream_name ~ ' (epoch ' ~ status.epoch ~ ', ' ~ status.stream_mode ~ ')'],
+      ['source', status.source ~ ' (Delta table id ' ~ status.source_table_id ~ ')'],
+      ['target', status.target],
+      ['offset', (status.to_version if status.to_version is not none else 'none: restarts from start_at') ~ (' committed ' ~ status.offset_time if status.offset_time else '')],
+      ['source at', (status.source_version | string) ~ (' committed ' ~ status.source_time if status.source_time else '')],
+      ['lag', (status.lag_versions | string) ~ ' versions, ' ~ dbt_tablestream.format_duration(status.lag_seconds)],
+      ['stale', ('YES: ' ~ status.problem) if status.stale else 'no'],
+      ['goes stale', ('from ' ~ status.at_risk_from ~ ' if not run (the oldest unconsumed change passes the source''s log or file retention)')
+                     if status.at_risk_from else 'not at risk: nothing unconsumed'],
+      ['last run', (status.committed_at | string) ~ ', ' ~ (status.rows_written if status.rows_written is not none else 0) ~ ' rows written'],
+  ] -%}
+  {{ print(dbt_tablestream.text_table(['', ''], lines)) }}
+  {%- if status.problem and not status.stale -%}{{ print(status.problem) }}{%- endif -%}
+  {%- do dbt_tablestream.stream_history(stream_name, schema, 5) -%}
+  {{ return(status) }}
+{% endmacro %}

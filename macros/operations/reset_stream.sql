@@ -1,0 +1,38 @@
+{#-- Move a stream deliberately, in a new epoch: to continue with the changes after a source
+     version (to_version) or after the last version at or before a time (to_timestamp), or with
+     neither back to its start_at (the next run rebuilds the target, like --full-refresh).
+     `dbt run-operation dbt_tablestream.reset_stream --args '{stream_name: ..., to_version: 12}'` --#}
+{% macro reset_stream(stream_name, to_version=none, to_timestamp=none, schema=none) %}
+  {%- set position = dbt_tablestream.find_stream_position(stream_name, schema) -%}
+  {%- if to_version is not none and to_timestamp is not none -%}
+    {{ exceptions.raise_compiler_error("reset_stream " ~ stream_name ~ ": give to_version or to_timestamp, not both.") }}
+  {%- endif -%}
+  {%- set relation = dbt_tablestream.parse_relation(position.source) -%}
+  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, to_timestamp, false) -%}
+  {%- set version = to_version -%}
+  {%- if to_timestamp is not none -%}{%- set version = state.version_at_timestamp -%}{%- endif -%}
+  {%- if version is not none and (version is not number or version < 0 or version > state.latest_version) -%}
+    {{ exceptions.raise_compiler_error(
+        "reset_stream " ~ stream_name ~ ": to_version must be a version of " ~ position.source ~ " from 0 to "
+        ~ state.latest_version ~ ", got " ~ version ~ ".") }}
+  {%- endif -%}
+  {%- set epoch = dbt_tablestream.open_stream_epoch(position, 'reset', version, state.table_id, schema) -%}
+  {%- if version is none -%}
+    {{ print("Stream " ~ stream_name ~ " reset (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at.") }}
+  {%- else -%}
+    {{ print("Stream " ~ stream_name ~ " reset (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
+             ~ " after version " ~ version ~ " (it was at " ~ position.to_version ~ ").") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#-- Appends a reset or drop row to the offsets log, opening the stream's next epoch; returns it. --#}
+{% macro open_stream_epoch(position, mode, to_version, source_table_id, schema) %}
+  {%- set epoch = (position.epoch | int) + 1 -%}
+  {%- set row_sql = dbt_tablestream.offsets_values_sql({
+      'stream_name': position.stream_name, 'epoch': epoch, 'stream_id': 'tablestream/' ~ position.stream_name ~ '/' ~ epoch,
+      'source': position.source, 'source_table_id': source_table_id, 'mode': mode,
+      'from_version': position.to_version, 'to_version': to_version, 'target': position.target, 'rows_written': none}) -%}
+  {%- do dbt_tablestream.append_offsets_row(dbt_tablestream.offsets_relation(schema), row_sql) -%}
+  {{ return(epoch) }}
+{% endmacro %}

@@ -1,0 +1,20 @@
+{#-- The offsets log of one stream, newest first: one row per run, reset and drop.
+     `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ...}'` --#}
+{% macro stream_history(stream_name, schema=none, limit=50) %}
+  {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
+  {%- do dbt_tablestream.find_stream_position(stream_name, schema) -%}
+  {%- set query -%}
+select epoch, mode, from_version, to_version, rows_written, committed_at, invocation_id
+from {{ relation }}
+where stream_name = {{ dbt_tablestream.sql_string(stream_name) }}
+order by epoch desc, to_version desc nulls first, committed_at desc
+limit {{ limit | int }}
+  {%- endset -%}
+  {%- set rows = [] -%}
+  {%- for row in run_query(query).rows -%}
+    {%- set cells = [] -%}
+    {%- for value in row -%}{%- do cells.append('-' if value is none else value | string) -%}{%- endfor -%}
+    {%- do rows.append(cells) -%}
+  {%- endfor -%}
+  {{ print(dbt_tablestream.text_table(['epoch', 'mode', 'from', 'to', 'rows', 'committed at', 'invocation'], rows)) }}
+{% endmacro %}

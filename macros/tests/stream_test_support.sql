@@ -1,0 +1,77 @@
+{#-- What the stream generic tests share: the streams writing into a model, as failing rows. --#}
+
+{% macro stream_test_failures(model, check, max_versions=none, max_seconds=none) %}
+  {%- if not execute -%}
+    {{ return("select cast(null as string) as stream_name, cast(null as string) as problem where 1 = 0") }}
+  {%- endif -%}
+  {%- set failures = [] -%}
+  {%- set target = model.schema ~ '.' ~ model.identifier -%}
+  {%- set positions = dbt_tablestream.stream_positions(model.schema) | selectattr('target', 'equalto', target) | list -%}
+  {%- if not positions -%}
+    {%- do failures.append(['(none)', 'no stream writes into ' ~ target ~ ' yet: run its model first']) -%}
+  {%- endif -%}
+  {%- for position in positions -%}
+    {%- set status = dbt_tablestream.stream_status(position) -%}
+    {%- if check == 'stale' and status.stale -%}
+      {%- do failures.append([status.stream_name, status.problem]) -%}
+    {%- elif check == 'lag' -%}
+      {%- if max_versions is not none and (status.lag_versions is none or status.lag_versions > max_versions) -%}
+        {%- do failures.append([status.stream_name, status.lag_versions ~ ' versions behind ' ~ status.source ~ ' (at most ' ~ max_versions ~ ')']) -%}
+      {%- endif -%}
+      {%- if max_seconds is not none and (status.lag_seconds is none or status.lag_seconds > max_seconds) -%}
+        {%- do failures.append([status.stream_name, dbt_tablestream.format_duration(status.lag_seconds) ~ ' behind ' ~ status.source ~ ' (at most ' ~ dbt_tablestream.format_duration(max_seconds) ~ ')']) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if not failures -%}
+    {{ return("select cast(null as string) as stream_name, cast(null as string) as problem where 1 = 0") }}
+  {%- endif -%}
+  {%- set selects = [] -%}
+  {%- for failure in failures -%}
+    {%- do selects.append('select ' ~ dbt_tablestream.sql_string(failure[0]) ~ ' as stream_name, ' ~ dbt_tablestream.sql_string(failure[1]) ~ ' as problem') -%}
+  {%- endfor -%}
+  {{ return(selects | join('\nunion all\n')) }}
+{% endmacro %}
+
+
+{#-- max_age as seconds: a number, or '<n> second(s)|minute(s)|hour(s)|day(s)'. --#}
+{% macro seconds_of(age) %}
+  {%- if age is none or age is number -%}{{ return(age) }}{%- endif -%}
+  {%- set match = modules.re.fullmatch('\\s*(\\d+)\\s*(second|minute|hour|day)s?\\s*', age | string) -%}
+  {%- if not match -%}
+    {{ exceptions.raise_compiler_error("max_age must be seconds or '<n> seconds|minutes|hours|days', got '" ~ age ~ "'.") }}
+  {%- endif -%}
+  {{ return((match.group(1) | int) * {'second': 1, 'minute': 60, 'hour': 3600, 'day': 86400}[match.group(2)]) }}
+{% endmacro %}
+
+
+{#-- The mirrors_source check: source at the offset version EXCEPT ALL target, both ways. --#}
+{% macro mirrors_source_sql(model) %}
+  {%- set target = model.schema ~ '.' ~ model.identifier -%}
+  {%- set positions = dbt_tablestream.stream_positions(model.schema) | selectattr('target', 'equalto', target) | list -%}
+  {%- if positions | length != 1 or positions[0].to_version is none -%}
+    {{ exceptions.raise_compiler_error(
+        "mirrors_source on " ~ target ~ ": it needs exactly one stream with an offset writing into the model, found "
+        ~ positions | length ~ ". Run the stream_merge model first.") }}
+  {%- endif -%}
+  {%- set position = positions[0] -%}
+  {%- set source = dbt_tablestream.parse_relation(position.source) -%}
+  {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='name') | map('lower') | list -%}
+  {%- set target_columns = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
+  {%- set shared = [] -%}
+  {%- for column in target_columns if column | lower in source_columns -%}{%- do shared.append(adapter.quote(column)) -%}{%- endfor -%}
+  {%- set snapshot = {'stream': position.stream_name, 'stream_id': position.stream_id, 'source': position.source,
+                      'after': position.to_version - 1, 'through': position.to_version, 'snapshot': true, 'timestamp': position.committed_at,
+                      'source_table_id': position.source_table_id,
+                      'view': '__tablestream_mirror__' ~ position.stream_name ~ '__' ~ position.to_version} -%}
+  {%- set at_offset = dbt_tablestream.register_stream_window(source, snapshot, none) -%}
+  {%- set soft = '_deleted' in target_columns -%}
+  with source_rows as (
+    select {{ shared | join(', ') }} from {{ at_offset }}
+  ), target_rows as (
+    select {{ shared | join(', ') }} from {{ model }}{% if soft %} where not _deleted{% endif %}
+  )
+  select 'missing from target' as difference, * from (select * from source_rows except all select * from target_rows) as __missing
+  union all
+  select 'not in source' as difference, * from (select * from target_rows except all select * from source_rows) as __extra
+{% endmacro %}
