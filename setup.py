@@ -31,6 +31,7 @@ setup(
             "dbt-tests-adapter>=1.11,<1.21",
             "ruff>=0.6",
         ],
+        "bench": ["matplotlib>=3.8"],
     },
     entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:main"]},
     zip_safe=False,

@@ -1,0 +1,3 @@
+{{ config(materialized='table') }}
+
+select id, grp, name, amount, batch from {{ source('app', 'src') }}
