@@ -238,7 +238,7 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
 
 
 {#-- Why the window (after, through] of the source cannot be read, or none. --#}
-{% macro spark__window_problem(relation, stream, table_id, remedy) %}
+{% macro spark__window_problem(relation, stream, table_id, remedy, window_rows=none) %}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
     {{ return("Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated (Delta table id "
         ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
@@ -248,7 +248,7 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
         ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
   {%- endif -%}
   {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
-  {%- set window = run_query(dbt_tablestream.spark__describe_history_sql(relation, stream.through - stream.after + 1)).rows -%}
+  {%- set window = window_rows if window_rows is not none else run_query(dbt_tablestream.spark__describe_history_sql(relation, stream.through - stream.after + 1)).rows -%}
   {%- set listed = [] -%}
   {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (stream.after + 1) not in listed -%}
@@ -323,14 +323,14 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
   {%- set stream = {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
                     'source_table_id': detail['id']} -%}
   {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
-  {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, row['source_table_id'], remedy) -%}
+  {#-- One read of the history since the offset serves both the window check and the offset's time. --#}
+  {%- set since = run_query(dbt_tablestream.spark__describe_history_sql(relation, latest_version - offset + 1)).rows
+                  if offset >= 0 and offset <= latest_version else none -%}
+  {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, row['source_table_id'], remedy, since) -%}
   {%- do health.update({'stale': problem is not none, 'problem': problem}) -%}
-  {%- if offset >= 0 and offset <= latest_version -%}
-    {%- set since = run_query(dbt_tablestream.spark__describe_history_sql(relation, latest_version - offset + 1)).rows -%}
-    {%- for commit in since if (commit['version'] | int) == offset -%}
-      {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
-    {%- endfor -%}
-  {%- endif -%}
+  {%- for commit in since or [] if (commit['version'] | int) == offset -%}
+    {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
+  {%- endfor -%}
   {{ return(health) }}
 {% endmacro %}
 
