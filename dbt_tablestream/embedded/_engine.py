@@ -37,9 +37,9 @@ from dbt_tablestream.embedded._delta import (
 )
 from dbt_tablestream.embedded._log import check_window, source_state, target_marker
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
-from dbt_tablestream.embedded._sources import table_changes_class
-from dbt_tablestream.embedded._status import stream_status
-from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource
+from dbt_tablestream.embedded._sources import read_change_feed, table_changes_class
+from dbt_tablestream.embedded._status import OFFSET_ROW_DDL, latest_offset_row, stream_status
+from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource, window_schema
 from dbt_tablestream.exceptions import DirectiveError, StreamError, TablestreamError
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 DIRECTIVE = re.compile(r"/\*\s*tablestream:(\{.*?\})\s*\*/", re.DOTALL)
 NOT_FOUND_MARKERS = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND")
+# Spark turns an Arrow table into a local relation up to spark.sql.execution.arrow.localRelationThreshold
+# (48 MiB by default); a window up to this size is read once, on the driver.
+LOCAL_WINDOW_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -85,6 +88,7 @@ class Engine:
         self.catalog = WarehouseCatalog(spark, warehouse)
         self.spark.udtf.register("table_changes", _table_changes_udtf(str(warehouse)))
         self.spark.dataSource.register(WindowSource)
+        self._window_views: dict[str, str] = {}
 
     # ----- statements ----------------------------------------------------------------------
     def execute(self, sql: str) -> StatementResult:
@@ -288,7 +292,16 @@ class Engine:
 
     # ----- streams -------------------------------------------------------------------------
     def _rows(self, rows: list[dict[str, Any]], ddl: str) -> StatementResult:
-        return StatementResult(dataframe=self.spark.createDataFrame([tuple(r.values()) for r in rows], ddl))
+        """A directive's answer as a DataFrame. Built from Arrow, Spark keeps it a local relation
+        that it collects on the driver; from Python rows it would run a job (about 0.1 s)."""
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+        from pyspark.sql.types import StructType, _parse_datatype_string
+
+        schema = _parse_datatype_string(ddl)
+        assert isinstance(schema, StructType)
+        table = pa.Table.from_pylist(rows, schema=to_arrow_schema(schema))
+        return StatementResult(dataframe=self.spark.createDataFrame(table, schema))
 
     def _op_source_state(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         state = source_state(
@@ -322,6 +335,30 @@ class Engine:
         }
         return self._rows([{"health": json.dumps(health)}], "health string")
 
+    def _op_key_counts(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """How many rows the query returns, and how many of them have a NULL in a key column."""
+        import pyarrow.compute as pc
+
+        keys = [str(key) for key in directive["keys"]]
+        projected = self.query_arrow(
+            f"select {', '.join(quote(key) for key in keys)} from ({body}) as __tablestream_keys"
+        )
+        null_keys = 0
+        if projected.num_rows and keys:
+            any_null = pc.is_null(projected.column(0))
+            for index in range(1, len(keys)):
+                any_null = pc.or_(any_null, pc.is_null(projected.column(index)))
+            null_keys = pc.sum(any_null.cast("int64")).as_py() or 0
+        return self._rows(
+            [{"rows_read": projected.num_rows, "null_keys": null_keys}], "rows_read bigint, null_keys bigint"
+        )
+
+    def _op_stream_offset(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """A stream's latest offsets-log row, read with delta-rs: a Spark read of the log costs more
+        than the rest of an empty-window run."""
+        row = latest_offset_row(self._path(directive), str(directive["stream"]))
+        return self._rows([row] if row else [], OFFSET_ROW_DDL)
+
     def _op_target_marker(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         marker = target_marker(self._path(directive), str(directive["stream"])) or {}
         return self._rows(
@@ -344,11 +381,33 @@ class Engine:
                 directive.get("table_id"),
                 model=str(directive.get("model", "<model>")),
             )
-        reader = self.spark.read.format(WINDOW_SOURCE).options(
-            path=path, kind=kind, start=str(after + 1), end=str(through), timestamp=str(directive.get("timestamp"))
-        )
-        reader.load().createOrReplaceTempView(str(directive["view"]))
+        frame = self._local_window(path, after + 1, through) if kind == "changes" else None
+        if frame is None:
+            reader = self.spark.read.format(WINDOW_SOURCE).options(
+                path=path, kind=kind, start=str(after + 1), end=str(through), timestamp=str(directive.get("timestamp"))
+            )
+            frame = reader.load()
+        view = str(directive["view"])
+        frame.createOrReplaceTempView(view)
+        # A stream's previous window view is done with; a local one holds its rows in the driver.
+        previous = self._window_views.get(str(directive["stream"]))
+        if previous is not None and previous != view:
+            self.spark.catalog.dropTempView(previous)
+        self._window_views[str(directive["stream"])] = view
         return StatementResult()
+
+    def _local_window(self, path: str, start: int, end: int) -> DataFrame | None:
+        """A window's change rows read once on the driver into a local relation, when they are small.
+
+        Every later query of the run (output columns, the NULL-key count, the MERGE source) then
+        runs in the JVM instead of calling back into a Python data source. Larger windows return
+        None and are read by the data source, batch by batch, on each query.
+        """
+        changes = read_change_feed(path, path, start, end)
+        if changes.nbytes > LOCAL_WINDOW_BYTES:
+            return None
+        schema = window_schema(path, end)
+        return self.spark.createDataFrame(changes.select(schema.names), schema)
 
     def _op_pause(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         """Test-only: hold this run at a named step so that concurrent runs line up there."""

@@ -50,6 +50,22 @@ def latest_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return latest
 
 
+OFFSET_ROW_DDL = "epoch bigint, to_version bigint, source_table_id string, mode string"
+
+
+def latest_offset_row(path: str, stream: str) -> dict[str, Any] | None:
+    """A stream's current position in the offsets log at ``path`` (the columns of OFFSET_ROW_DDL)."""
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    columns = ["stream_name", "epoch", "to_version", "source_table_id", "mode", "committed_at"]
+    rows = DeltaTable(path).to_pyarrow_dataset().to_table(columns=columns, filter=pc.field("stream_name") == stream)
+    latest = latest_rows(rows.to_pylist()).get(stream)
+    if latest is None:
+        return None
+    return {key: latest[key] for key in ("epoch", "to_version", "source_table_id", "mode")}
+
+
 def stream_history(warehouse: Path, schema: str, stream: str) -> list[dict[str, Any]]:
     return sorted((row for row in offsets_rows(warehouse, schema) if row["stream_name"] == stream), key=position_key)
 

@@ -92,6 +92,22 @@
 {% endmacro %}
 
 
+{#-- Counted on the driver from the key columns: the output of a model over a small window is a
+     local relation, which Spark projects without a job, while an aggregate would run one. --#}
+{% macro tablestream__stream_key_counts(sql, keys) %}
+  {%- set row = run_query(tablestream_directive('key_counts', {'keys': keys}) ~ '\n' ~ sql).rows[0] -%}
+  {{ return([row[0], row[1]]) }}
+{% endmacro %}
+
+
+{#-- Read with delta-rs, not through a Spark job over the log. --#}
+{% macro tablestream__stream_offset_rows(relation, stream_name) %}
+  {%- set args = tablestream_relation_args(relation) -%}
+  {%- do args.update({'stream': stream_name}) -%}
+  {{ return(run_query(tablestream_directive('stream_offset', args)).rows) }}
+{% endmacro %}
+
+
 {% macro tablestream__append_offsets_row(relation, select_sql) %}
   {%- set args = tablestream_relation_args(relation) -%}
   {%- do args.update({'mode': 'append'}) -%}

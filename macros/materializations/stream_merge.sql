@@ -41,12 +41,15 @@
       {%- set upserts_sql -%}
         select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ netted }}) as __tablestream_net where __change_type <> 'DELETE'
       {%- endset -%}
-      {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
-      {%- call statement('create_tmp_relation') -%}
-        {{ create_temporary_view(tmp_relation, upserts_sql) }}
-      {%- endcall -%}
-      {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
-      {%- do adapter.drop_relation(tmp_relation) -%}
+      {#-- 'ignore' compares nothing, so it needs no view of the output. --#}
+      {%- if on_schema_change != 'ignore' -%}
+        {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
+        {%- call statement('create_tmp_relation') -%}
+          {{ create_temporary_view(tmp_relation, upserts_sql) }}
+        {%- endcall -%}
+        {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
+        {%- do adapter.drop_relation(tmp_relation) -%}
+      {%- endif -%}
       {%- set merge_source = dbt_tablestream.stream_merge_source_sql(netted, data_columns, '__commit_timestamp' in columns) -%}
       {%- set update_columns = settings['update_columns'] -%}
       {%- if update_columns is none -%}

@@ -71,6 +71,42 @@ def test_table_changes_equals_load_cdf(engine, tablestream_warehouse: Path, star
         assert change_types == {"insert", "update_preimage", "update_postimage", "delete"}
 
 
+@pytest.mark.parametrize("local_bytes", [0, 1 << 30], ids=["data_source", "local_relation"])
+def test_stream_window_reads_the_same_rows_either_way(
+    engine, tablestream_warehouse: Path, monkeypatch: pytest.MonkeyPatch, local_bytes: int
+) -> None:
+    """A small window is read once into a local relation, a large one per query by the data source."""
+    from dbt_tablestream.embedded import _engine
+
+    name = f"window_probe_{local_bytes}"
+    table = build_history(str(tablestream_warehouse / "cdf_probe.db" / name))
+    expected = read_all(table.load_cdf(starting_version=1, ending_version=table.version()))
+    monkeypatch.setattr(_engine, "LOCAL_WINDOW_BYTES", local_bytes)
+    engine.catalog.sync()
+    view = f"__window_{name}"
+    directive = {
+        "op": "stream_window",
+        "schema": "cdf_probe",
+        "name": name,
+        "source": f"cdf_probe.{name}",
+        "stream": f"probe_{name}",
+        "view": view,
+        "kind": "changes",
+        "after": 0,
+        "through": table.version(),
+        "table_id": table.metadata().id,
+        "timestamp": None,
+    }
+    engine.run_directive(directive, "")
+    frame = engine.spark.table(view)
+    uses_data_source = "tablestream_window" in frame._jdf.queryExecution().analyzed().toString().lower()
+    assert uses_data_source == (local_bytes == 0)
+    got = frame.toArrow()
+    assert got.num_rows == expected.num_rows > 0
+    assert sorted_rows(got) == sorted_rows(expected.select(got.column_names))
+    assert str(got.schema.field("_commit_timestamp").type) == "timestamp[us, tz=UTC]"
+
+
 def test_table_changes_by_path(engine, tmp_path: Path) -> None:
     path = tmp_path / "by_path"
     table = build_history(str(path))
