@@ -183,9 +183,15 @@ class Bench:
         self.next_id += parts[2]
         changed = pa.concat_tables(
             [
-                source_rows(updates, self.batch, self.rng).append_column("op", pa.array(["U"] * len(updates))),
-                source_rows(deletes, self.batch, self.rng).append_column("op", pa.array(["D"] * len(deletes))),
-                source_rows(inserts, self.batch, self.rng).append_column("op", pa.array(["I"] * len(inserts))),
+                source_rows(updates, self.batch, self.rng).append_column(
+                    "op", pa.array(["U"] * len(updates), pa.string())
+                ),
+                source_rows(deletes, self.batch, self.rng).append_column(
+                    "op", pa.array(["D"] * len(deletes), pa.string())
+                ),
+                source_rows(inserts, self.batch, self.rng).append_column(
+                    "op", pa.array(["I"] * len(inserts), pa.string())
+                ),
             ]
         )
         columns = ["id", "grp", "name", "amount", "batch"]

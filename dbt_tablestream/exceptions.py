@@ -25,3 +25,7 @@ class DirectiveError(TablestreamError):
 
 class StreamError(TablestreamError):
     """A stream cannot be read or applied as configured (stale, source recreated, feed off, bad config)."""
+
+
+class IngestError(TablestreamError):
+    """A realtime writer refused a row, a setting or a table, or a flush could not commit."""

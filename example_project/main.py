@@ -3,10 +3,11 @@
 Run from anywhere: `python example_project/main.py`. It keeps its warehouse in
 example_project/warehouse and starts from an empty one each time.
 
-1. The application's `app.orders` is a Delta table (written here with delta-rs, as any writer would).
+1. The application's `app.orders` is a Delta table (created here with delta-rs).
 2. `enable_change_tracking` turns on its change data feed.
 3. `dbt build`: the table stream `orders_changes` starts from a snapshot (3 INSERT rows).
-4. The application changes its orders: a new order, a delivery, a cancellation.
+4. The application changes its orders through the realtime writer (dbt_tablestream.ingest):
+   a new order, a delivery, a cancellation, a removal, one flush (one Delta commit) each.
 5. `dbt build` again: `orders_changes` appends exactly those changes, nothing else, and the
    stream_merge model `orders_current` MERGEs them, so it equals the source again.
 """
@@ -24,11 +25,13 @@ from dbt.cli.main import dbtRunner
 from deltalake import DeltaTable, write_deltalake
 
 from dbt_tablestream.cli import main as tablestream
+from dbt_tablestream.ingest import FlushMode, RealtimeOperation, RealtimeOptionsBuilder, RowOperator, connect
 
 PROJECT = Path(__file__).resolve().parent
 WAREHOUSE = PROJECT / "warehouse"
 ORDERS = WAREHOUSE / "app.db" / "orders"
 CHANGES = WAREHOUSE / "analytics.db" / "orders_changes"
+SYNC_WRITES = RealtimeOptionsBuilder().with_flush_mode(FlushMode.AUTO_FLUSH_SYNC).build()
 
 
 def orders(rows: list[tuple[int, str, str, str]]) -> pa.Table:
@@ -80,12 +83,24 @@ def main() -> None:
     show_appended("first run (snapshot of the source)", None)
     log_version = DeltaTable(str(CHANGES)).version()
 
-    # The application changes its orders: a new order, a delivery, a cancellation, a removal.
-    write_deltalake(str(ORDERS), orders([(4, "Dave", "3000.00", "placed")]), mode="append")
-    source = DeltaTable(str(ORDERS))
-    source.update(updates={"status": "'delivered'"}, predicate="order_id = 3")
-    source.update(updates={"status": "'cancelled'"}, predicate="order_id = 1")
-    source.delete("order_id = 2")
+    # The application changes its orders through the realtime writer: a new order, a delivery,
+    # a cancellation, a removal. Each flush is one Delta commit, so one source version.
+    with connect(warehouse=WAREHOUSE) as conn:
+        writer = conn.get_realtime_stream(
+            "app", "orders", operate=RealtimeOperation.CDC, primary_key=["order_id"], options=SYNC_WRITES
+        )
+        for order_id, customer, amount, status in [
+            (4, "Dave", "3000.00", "placed"),
+            (3, "Carol", "500.00", "delivered"),
+            (1, "Alice", "1000.00", "cancelled"),
+        ]:
+            row = writer.create_row(RowOperator.UPSERT)
+            row.set_value("order_id", order_id).set_value("customer", customer)
+            row.set_value("amount", Decimal(amount)).set_value("status", status)
+            writer.apply(row)
+            writer.flush()
+        writer.apply(writer.create_row(RowOperator.DELETE_IGNORE).set_value("order_id", 2))
+    print(f"\n== the realtime writer committed {writer.stats.commits} flushes to app.orders")
     dbt("build")
     show_appended("second run (only what changed in between)", log_version)
 

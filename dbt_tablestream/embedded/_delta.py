@@ -91,6 +91,10 @@ def write_table(
     """
     data = normalize_table(data)
     exists = is_delta_table(path)
+    # delta-rs validates the properties a table is created with and refuses keys it does not know
+    # (e.g. tablestream.primary_key); those are set right after, as ALTER TABLE does.
+    create_with = {k: v for k, v in (properties or {}).items() if k.startswith("delta.")}
+    set_after = {k: v for k, v in (properties or {}).items() if not k.startswith("delta.")}
     if mode == "append" and exists:
         data = conform_to(data, table_arrow_schema(DeltaTable(path)))
     write_deltalake(
@@ -99,12 +103,12 @@ def write_table(
         mode=mode,
         schema_mode="overwrite" if mode == "overwrite" and exists else None,
         partition_by=list(partition_by) if partition_by else None,
-        configuration=None if exists else {TARGET_FILE_SIZE_PROPERTY: str(TARGET_FILE_SIZE), **(properties or {})},
+        configuration=None if exists else {TARGET_FILE_SIZE_PROPERTY: str(TARGET_FILE_SIZE), **create_with},
         target_file_size=int((properties or {}).get(TARGET_FILE_SIZE_PROPERTY, TARGET_FILE_SIZE)),
         commit_properties=marker.commit_properties(),
     )
-    if properties and exists:
-        return set_properties(path, properties)
+    if properties and (exists or set_after):
+        return set_properties(path, properties if exists else set_after)
     return DeltaTable(path).version()
 
 
@@ -138,11 +142,14 @@ class MergeSpec:
     extra_set: Mapping[str, str] = field(default_factory=dict)
 
 
-def merge_table(path: str, source: pa.Table, spec: MergeSpec, *, marker: CommitMarker = NO_MARKER) -> dict[str, int]:
-    """MERGE ``source`` into the Delta table at ``path`` in one commit; return delta-rs's metrics."""
+def merge_table(
+    path: str | DeltaTable, source: pa.Table, spec: MergeSpec, *, marker: CommitMarker = NO_MARKER
+) -> dict[str, int]:
+    """MERGE ``source`` into the Delta table at ``path`` (or an open, current DeltaTable) in one
+    commit; return delta-rs's metrics."""
     source = normalize_table(source)
     predicate = " AND ".join(f"target.`{key}` = source.`{key}`" for key in spec.keys)
-    target_table = DeltaTable(path)
+    target_table = path if isinstance(path, DeltaTable) else DeltaTable(path)
     target_names = table_arrow_schema(target_table).names
     merger = target_table.merge(
         source=source,

@@ -36,6 +36,7 @@ from dbt_tablestream.embedded._delta import (
     write_table,
 )
 from dbt_tablestream.embedded._log import check_window, source_state, target_marker
+from dbt_tablestream.embedded._netting import net_merge_source
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
 from dbt_tablestream.embedded._sources import read_change_feed, table_changes_class
 from dbt_tablestream.embedded._status import OFFSET_ROW_DDL, latest_offset_row, stream_status
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 DIRECTIVE = re.compile(r"/\*\s*tablestream:(\{.*?\})\s*\*/", re.DOTALL)
+# A MERGE source that asks the engine to net the model's changes per key first.
+NET_CHANGES = re.compile(r"\s*/\*\s*tablestream:net\s+(\{.*?\})\s*\*/", re.DOTALL)
 NOT_FOUND_MARKERS = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND")
 # Spark turns an Arrow table into a local relation up to spark.sql.execution.arrow.localRelationThreshold
 # (48 MiB by default); a window up to this size is read once, on the driver.
@@ -213,7 +216,14 @@ class Engine:
 
     def _op_merge(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         schema, name = self._relation(directive)
-        source = self.query_arrow(body)
+        net = NET_CHANGES.match(body)
+        if net is None:
+            source = self.query_arrow(body)
+        else:
+            wanted = json.loads(net.group(1))
+            source = net_merge_source(
+                self.query_arrow(body[net.end() :]), list(wanted["keys"]), list(wanted["data_columns"])
+            )
         spec = MergeSpec(
             keys=list(directive["keys"]),
             update_columns=directive.get("update_columns"),
@@ -380,6 +390,7 @@ class Engine:
                 through,
                 directive.get("table_id"),
                 model=str(directive.get("model", "<model>")),
+                remedy=directive.get("remedy"),
             )
         frame = self._local_window(path, after + 1, through) if kind == "changes" else None
         if frame is None:

@@ -148,11 +148,22 @@ def earliest_change_version(path: Path, latest: int) -> int | None:
 
 
 def check_window(
-    path: str, source: str, stream: str, after: int, through: int, table_id: str | None, *, model: str
+    path: str,
+    source: str,
+    stream: str,
+    after: int,
+    through: int,
+    table_id: str | None,
+    *,
+    model: str,
+    remedy: str | None = None,
 ) -> None:
-    """Refuse a window ``(after, through]`` that cannot be read completely and exactly."""
+    """Refuse a window ``(after, through]`` that cannot be read completely and exactly.
+
+    ``remedy`` replaces the default advice (rebuild the dbt model) for streams read from Python.
+    """
     table = _open(path, source, stream)
-    remedy_reset = reset_remedy(model)
+    remedy_reset = remedy or reset_remedy(model)
     if table_id is not None and table.metadata().id != table_id:
         raise StreamError(
             f"Stream {stream}: the source {source} was dropped and recreated (Delta table id "

@@ -70,6 +70,13 @@
 {% endmacro %}
 
 
+{#-- The model's output, netted per key by the engine on the driver (embedded/_netting.py, the
+     rule of net_changes_sql) instead of by a Spark window job. --#}
+{% macro tablestream__stream_merge_source(sql, keys, columns, data_columns) %}
+  {{ return('/* tablestream:net ' ~ tojson({'keys': keys, 'data_columns': data_columns}) ~ ' */\n' ~ sql) }}
+{% endmacro %}
+
+
 {#-- The engine checks the marker and commits under a lock on the target (a directive). --#}
 {% macro tablestream__stream_commit(target, sql, mode, stream) %}
   {%- call statement('main') -%}
