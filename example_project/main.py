@@ -10,10 +10,17 @@ example_project/warehouse and starts from an empty one each time.
    a new order, a delivery, a cancellation, a removal, one flush (one Delta commit) each.
 5. `dbt build` again: `orders_changes` appends exactly those changes, nothing else, and the
    stream_merge model `orders_current` MERGEs them, so it equals the source again.
+
+Beside it, a landing folder of JSON files is loaded incrementally: the directory table
+`landing_files` lists it, `landing_file_events` logs its file events, and `landing_loaded` reads
+only the files that arrived or were replaced (a replaced file's old records and a removed file's
+records go away); `landing_orders` flattens the records.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sys
 import time
@@ -31,6 +38,7 @@ PROJECT = Path(__file__).resolve().parent
 WAREHOUSE = PROJECT / "warehouse"
 ORDERS = WAREHOUSE / "app.db" / "orders"
 CHANGES = WAREHOUSE / "analytics.db" / "orders_changes"
+LANDING = PROJECT / "landing"
 SYNC_WRITES = RealtimeOptionsBuilder().with_flush_mode(FlushMode.AUTO_FLUSH_SYNC).build()
 
 
@@ -70,9 +78,38 @@ def show_appended(title: str, since_version: int | None) -> None:
         )
 
 
+def land(name: str, records: list[tuple[int, str, float]]) -> None:
+    LANDING.mkdir(parents=True, exist_ok=True)
+    path = LANDING / name
+    path.write_text("".join(json.dumps({"order_id": i, "customer": c, "amount": a}) + "\n" for i, c, a in records))
+    # A replacement must look changed even within the file system's timestamp resolution.
+    stamp = time.time() + len(list(LANDING.iterdir()))
+    os.utime(path, (stamp, stamp))
+
+
+def show_landing() -> None:
+    events = DeltaTable(str(WAREHOUSE / "analytics.db" / "landing_file_events")).to_pyarrow_table().to_pylist()
+    print(f"\n== analytics.landing_file_events (a stream on the directory table landing_files): {len(events)} events")
+    for row in sorted(events, key=lambda r: (r["__commit_version"], r["relative_path"], r["__change_type"])):
+        print(f"   {row['__change_type']:<13} v{row['__commit_version']:<3} {row['relative_path']:<16} {row['size']} bytes")
+    loaded = DeltaTable(str(WAREHOUSE / "analytics.db" / "landing_loaded")).to_pyarrow_table().to_pylist()
+    rows = sorted((row["relative_path"], record["order_id"], record["customer"], record["amount"])
+                  for row in loaded for record in row["records"])
+    print(f"\n== analytics.landing_orders (the current files' records only): {len(rows)} rows")
+    for relative_path, order_id, customer, amount in rows:
+        print(f"   {relative_path:<16} order {order_id} {customer:<6} {amount:>8}")
+    expected = [("partner_a.json", 101, "Erin", 125.0), ("partner_c.json", 301, "Heidi", 9.99)]
+    if rows != expected:
+        sys.exit(f"landing_orders holds {rows}, expected {expected}")
+
+
 def main() -> None:
     started = time.monotonic()
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
+    shutil.rmtree(LANDING, ignore_errors=True)
+    # The landing folder (a volume): two files of orders from a partner, as JSON lines.
+    land("partner_a.json", [(101, "Erin", 120.0), (102, "Frank", 80.5)])
+    land("partner_b.json", [(201, "Grace", 42.0)])
     write_deltalake(
         str(ORDERS),
         orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed"), (3, "Carol", "500.00", "shipped")]),
@@ -101,8 +138,14 @@ def main() -> None:
             writer.flush()
         writer.apply(writer.create_row(RowOperator.DELETE_IGNORE).set_value("order_id", 2))
     print(f"\n== the realtime writer committed {writer.stats.commits} flushes to app.orders")
+    # The landing folder changes too: partner_a.json is replaced, partner_b.json removed, and
+    # partner_c.json arrives. The next build reads only partner_a.json and partner_c.json.
+    land("partner_a.json", [(101, "Erin", 125.0)])
+    (LANDING / "partner_b.json").unlink()
+    land("partner_c.json", [(301, "Heidi", 9.99)])
     dbt("build")
     show_appended("second run (only what changed in between)", log_version)
+    show_landing()
 
     current = DeltaTable(str(WAREHOUSE / "analytics.db" / "orders_current")).to_pyarrow_table().to_pylist()
     mirrored = sorted(current, key=lambda r: r["order_id"]) == sorted(

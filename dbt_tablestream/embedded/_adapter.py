@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
+from dbt.adapters.base.meta import available
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState, Credentials
 from dbt.adapters.contracts.relation import RelationType
@@ -222,6 +223,13 @@ class TablestreamAdapter(SparkAdapter):
     @classmethod
     def type(cls) -> str:
         return ADAPTER_TYPE
+
+    @available
+    def project_root(self) -> str | None:
+        """The dbt project's directory: relative paths in configs (a directory table's location)
+        are taken from it, as dbt takes its own paths."""
+        root = getattr(self.config, "project_root", None)
+        return str(root) if root else None
 
     def _engine(self) -> Any:
         connection = self.connections.get_thread_connection()

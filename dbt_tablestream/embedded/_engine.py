@@ -35,6 +35,7 @@ from dbt_tablestream.embedded._delta import (
     set_properties,
     write_table,
 )
+from dbt_tablestream.embedded._directory import local_location, sync_directory
 from dbt_tablestream.embedded._log import check_window, source_state, target_marker
 from dbt_tablestream.embedded._netting import net_merge_source
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
@@ -419,6 +420,31 @@ class Engine:
             return None
         schema = window_schema(path, end)
         return self.spark.createDataFrame(changes.select(schema.names), schema)
+
+    def _op_directory_sync(self, directive: Mapping[str, Any], body: str) -> StatementResult:
+        """List a location and apply the difference to its directory table in at most one commit."""
+        schema, name = self._relation(directive)
+        if self.catalog.relation_kind(schema, name) == "view":
+            self.catalog.drop_relation(schema, name)
+        self.catalog.create_schema(schema)
+        synced = sync_directory(
+            self._path(directive),
+            local_location(str(directive["location"]), directive.get("project_dir")),
+            recursive=bool(directive.get("recursive", True)),
+            include=list(directive.get("include") or []),
+            exclude=list(directive.get("exclude") or []),
+            rebuild=bool(directive.get("rebuild")),
+            properties={str(k): str(v) for k, v in (directive.get("properties") or {}).items()},
+        )
+        self.catalog.register_table(schema, name)
+        row = {
+            "files": synced.files,
+            "inserted": synced.inserted,
+            "updated": synced.updated,
+            "deleted": synced.deleted,
+            "version": synced.version,
+        }
+        return self._rows([row], "files bigint, inserted bigint, updated bigint, deleted bigint, version bigint")
 
     def _op_pause(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         """Test-only: hold this run at a named step so that concurrent runs line up there."""

@@ -143,3 +143,16 @@
 {% macro tablestream__fault_point(point) %}
   {%- do run_query(tablestream_directive('fault', {'point': point})) -%}
 {% endmacro %}
+
+
+{#-- Listing and diff in the engine (embedded/_directory.py), applied with one delta-rs commit. --#}
+{% macro tablestream__sync_directory_table(relation, settings, rebuild) %}
+  {%- set args = tablestream_relation_args(relation) -%}
+  {%- do args.update({
+      'location': settings.location, 'project_dir': adapter.project_root(),
+      'recursive': settings.recursive, 'include': settings.include, 'exclude': settings.exclude,
+      'rebuild': rebuild, 'properties': config.get('tblproperties', none)}) -%}
+  {%- set row = run_query(tablestream_directive('directory_sync', args)).rows[0] -%}
+  {{ return({'files': row['files'], 'inserted': row['inserted'], 'updated': row['updated'],
+             'deleted': row['deleted'], 'committed': row['version'] is not none}) }}
+{% endmacro %}

@@ -1,0 +1,40 @@
+{#-- directory_table: the files under `location` as a Delta table with change data feed
+     (relative_path, url, size, last_modified_time, fingerprint). Each run applies the difference to
+     the previous listing in one commit: a new file is inserted, a file whose size or modification
+     time changed is updated, a vanished file is deleted. No difference, no commit. A stream on it
+     (`ref_stream`) yields the file events. --#}
+{% materialization directory_table, default %}
+  {%- set settings = dbt_tablestream.validate_directory_table_config() -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set rebuild = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if existing_relation is not none and existing_relation.is_view -%}
+    {{ adapter.drop_relation(existing_relation) }}
+  {%- endif -%}
+  {%- set synced = dbt_tablestream.sync_directory_table(target_relation, settings, rebuild) -%}
+  {%- set changed = synced.inserted + synced.updated + synced.deleted -%}
+  {%- set summary = "directory table " ~ target_relation.identifier ~ ": " ~ synced.files ~ " files under "
+      ~ settings.location ~ ", " ~ synced.inserted ~ " new, " ~ synced.updated ~ " changed, " ~ synced.deleted ~ " removed"
+      ~ ("; one commit" if synced.committed else "; nothing changed, no commit") -%}
+  {%- call noop_statement('main', 'OK' if synced.committed else 'NO-OP', 'OK' if synced.committed else 'NO-OP', changed) -%}{%- endcall -%}
+  {{ log(summary, info=True) }}
+  {%- do adapter.cache_added(target_relation) if existing_relation is none -%}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
+
+
+{#-- Dispatched: lists the location and applies the difference; returns files, inserted, updated,
+     deleted and committed (whether a commit was made). --#}
+{% macro sync_directory_table(relation, settings, rebuild) %}
+  {{ return(adapter.dispatch('sync_directory_table', 'dbt_tablestream')(relation, settings, rebuild)) }}
+{% endmacro %}
+
+{% macro default__sync_directory_table(relation, settings, rebuild) %}
+  {{ dbt_tablestream.engine_not_supported('sync_directory_table') }}
+{% endmacro %}

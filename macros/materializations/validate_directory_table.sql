@@ -1,0 +1,33 @@
+{#-- A directory_table's configs, checked before anything runs. --#}
+{% macro validate_directory_table_config() %}
+  {%- set location = config.get('location', none) -%}
+  {%- if location is none or location is not string or location | trim == '' -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ " (directory_table) needs `location`: the folder to list, for example "
+        ~ "config(materialized='directory_table', location='landing/orders'). Relative paths are resolved "
+        ~ "against the dbt project directory on the embedded engine; use an absolute path or URI on a cluster.") }}
+  {%- endif -%}
+  {%- set recursive = config.get('recursive', true) -%}
+  {%- if recursive not in [true, false] -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": recursive must be true or false, got " ~ recursive ~ ".") }}
+  {%- endif -%}
+  {%- set patterns = {} -%}
+  {%- for name in ['include', 'exclude'] -%}
+    {%- set value = config.get(name, []) -%}
+    {%- set value = [value] if value is string else value -%}
+    {%- if value is not iterable or value is mapping or value | reject('string') | list | length > 0 -%}
+      {{ exceptions.raise_compiler_error(
+          "Model " ~ model.name ~ ": " ~ name ~ " takes a list of glob patterns matched against each file's "
+          ~ "relative path, for example ['*.json', 'daily/*.csv']; got " ~ value ~ ".") }}
+    {%- endif -%}
+    {%- do patterns.update({name: value | list}) -%}
+  {%- endfor -%}
+  {%- set file_format = config.get('file_format', 'delta') -%}
+  {%- if file_format != 'delta' -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model.name ~ ": a directory_table is a Delta table with change data feed; file_format '"
+        ~ file_format ~ "' is not accepted. Accepted: delta.") }}
+  {%- endif -%}
+  {{ return({'location': location | trim, 'recursive': recursive, 'include': patterns.include, 'exclude': patterns.exclude}) }}
+{% endmacro %}
