@@ -44,7 +44,7 @@ def net_merge_source(changes: pa.Table, keys: Sequence[str], data_columns: Seque
         ranked = changes.append_column("__tablestream_rank", rank)
         sort_keys = [(key, "ascending") for key in keys]
         sort_keys += [(COMMIT_VERSION, "ascending"), ("__tablestream_rank", "ascending")]
-        ordered = ranked.take(pc.sort_indices(ranked, sort_keys=sort_keys, null_placement="at_end"))
+        ordered = ranked.take(pc.sort_indices(ranked, sort_keys=sort_keys))  # NULLs last, the default
         same = np.ones(rows - 1, dtype=bool)
         for key in keys:
             same &= _same_as_previous(ordered.column(key))
