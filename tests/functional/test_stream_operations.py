@@ -155,6 +155,8 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     source = project / "warehouse" / "app.db" / "orders"
     orders = example_main().orders
     write_deltalake(str(source), orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed")]))
+    (project / "landing").mkdir(exist_ok=True)
+    (project / "landing" / "partner_a.json").write_text('{"order_id": 101, "customer": "Erin", "amount": 1.5}\n')
     args = ["--project-dir", str(project), "--profiles-dir", str(project)]
 
     def dbt(*command: str) -> Any:
@@ -166,11 +168,13 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     DeltaTable(str(source)).update(updates={"status": "'shipped'"}, predicate="order_id = 2")
     assert dbt("build").success
     streams = status(project, capsys)
-    assert set(streams) == {"orders_changes__app_orders", "orders_current__app_orders"}
+    orders_streams = {"orders_changes__app_orders", "orders_current__app_orders"}
+    assert set(streams) == orders_streams | {"landing_file_events__landing_files", "landing_loaded__landing_files"}
     assert all(entry["lag_versions"] == 0 and entry["stale"] is False for entry in streams.values())
 
     write_deltalake(str(source), orders([(3, "Carol", "500.00", "placed")]), mode="append")
-    assert all(entry["lag_versions"] == 1 for entry in status(project, capsys).values())
+    lags = {name: entry["lag_versions"] for name, entry in status(project, capsys).items()}
+    assert lags == {name: 1 if name in orders_streams else 0 for name in streams}
 
     tested = dbt("test")
     outcomes = {result.node.name: (str(result.status), result.failures) for result in tested.result}
