@@ -142,6 +142,22 @@ class MergeSpec:
     extra_set: Mapping[str, str] = field(default_factory=dict)
 
 
+# A source of keyed changes carries one operation per key in this column: UPSERT or DELETE.
+CHANGE_OPERATION = "__tablestream_op"
+UPSERT, DELETE = "UPSERT", "DELETE"
+
+
+def keyed_changes_spec(keys: Sequence[str]) -> MergeSpec:
+    """The MERGE of a source of keyed changes (CHANGE_OPERATION): upsert or delete each key."""
+    operation = f"source.`{CHANGE_OPERATION}`"
+    return MergeSpec(
+        keys=keys,
+        update_when=f"{operation} = '{UPSERT}'",
+        insert_when=f"{operation} = '{UPSERT}'",
+        delete_when=f"{operation} = '{DELETE}'",
+    )
+
+
 def merge_table(
     path: str | DeltaTable, source: pa.Table, spec: MergeSpec, *, marker: CommitMarker = NO_MARKER
 ) -> dict[str, int]:

@@ -30,7 +30,6 @@ DIRECTORY_SCHEMA = pa.schema(
         ("fingerprint", pa.string()),
     ]
 )
-OPERATION = "__tablestream_op"
 CHUNK = 1024 * 1024
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -50,10 +49,6 @@ class DirectorySync:
     updated: int
     deleted: int
     version: int | None  # the commit, or None when nothing changed
-
-    @property
-    def changed(self) -> bool:
-        return self.version is not None
 
 
 def _hidden(relative_path: str) -> bool:
@@ -129,7 +124,15 @@ def sync_directory(
     """Bring the directory table at ``table_path`` up to date with ``location`` in at most one commit."""
     from deltalake import DeltaTable
 
-    from dbt_tablestream.embedded._delta import MergeSpec, is_delta_table, merge_table, write_table
+    from dbt_tablestream.embedded._delta import (
+        CHANGE_OPERATION,
+        DELETE,
+        UPSERT,
+        is_delta_table,
+        keyed_changes_spec,
+        merge_table,
+        write_table,
+    )
 
     root = Path(location).expanduser()
     if not root.is_dir():
@@ -144,59 +147,38 @@ def sync_directory(
     exists = is_delta_table(table_path) and not rebuild
     previous: dict[str, dict[str, object]] = {}
     if exists:
-        stored = DeltaTable(table_path).to_pyarrow_table(
-            columns=["relative_path", "size", "last_modified_time", "fingerprint"]
-        )
-        previous = {row["relative_path"]: row for row in stored.to_pylist()}
+        known = DeltaTable(table_path).to_pyarrow_table(columns=["relative_path", "size", "last_modified_time"])
+        previous = {row["relative_path"]: row for row in known.to_pylist()}
 
-    def row(file: ListedFile, operation: str) -> dict[str, object]:
-        known = previous.get(file.relative_path)
-        unchanged = known is not None and known["size"] == file.size and known["last_modified_time"] == file.modified
+    def stored(file: ListedFile) -> dict[str, object]:
+        # Only new and changed files are stored, so each one's content is hashed here, once.
         return {
             "relative_path": file.relative_path,
             "url": file.path.as_uri(),
             "size": file.size,
             "last_modified_time": file.modified,
-            "fingerprint": known["fingerprint"] if unchanged and known else fingerprint(file.path),
-            OPERATION: operation,
+            "fingerprint": fingerprint(file.path),
         }
 
     if not exists:
-        rows = [row(file, "upsert") for file in sorted(listed.values(), key=lambda f: f.relative_path)]
-        data = pa.Table.from_pylist(rows, schema=DIRECTORY_SCHEMA.append(pa.field(OPERATION, pa.string())))
+        rows = [stored(file) for file in sorted(listed.values(), key=lambda f: f.relative_path)]
         configuration = {"delta.enableChangeDataFeed": "true", **(properties or {})}
-        version = write_table(table_path, data.drop_columns([OPERATION]), "overwrite", properties=configuration)
+        data = pa.Table.from_pylist(rows, schema=DIRECTORY_SCHEMA)
+        version = write_table(table_path, data, "overwrite", properties=configuration)
         return DirectorySync(len(listed), len(rows), 0, 0, version)
 
-    inserted = [row(file, "upsert") for name, file in listed.items() if name not in previous]
+    inserted = [stored(file) for name, file in listed.items() if name not in previous]
     updated = [
-        row(file, "upsert")
+        stored(file)
         for name, file in listed.items()
         if name in previous
         and (previous[name]["size"] != file.size or previous[name]["last_modified_time"] != file.modified)
     ]
-    deleted = [
-        {
-            "relative_path": name,
-            "url": None,
-            "size": None,
-            "last_modified_time": None,
-            "fingerprint": None,
-            OPERATION: "delete",
-        }
-        for name in previous
-        if name not in listed
-    ]
-    changes = inserted + updated + deleted
-    if not changes:
+    deleted = [{"relative_path": name} for name in previous if name not in listed]
+    if not (inserted or updated or deleted):
         return DirectorySync(len(listed), 0, 0, 0, None)
-    source = pa.Table.from_pylist(changes, schema=DIRECTORY_SCHEMA.append(pa.field(OPERATION, pa.string())))
-    operation = f"source.`{OPERATION}`"
-    spec = MergeSpec(
-        keys=["relative_path"],
-        update_when=f"{operation} = 'upsert'",
-        insert_when=f"{operation} = 'upsert'",
-        delete_when=f"{operation} = 'delete'",
-    )
-    merge_table(table_path, source, spec)
+    changes = [{**row, CHANGE_OPERATION: UPSERT} for row in inserted + updated]
+    changes += [{**row, CHANGE_OPERATION: DELETE} for row in deleted]
+    source = pa.Table.from_pylist(changes, schema=DIRECTORY_SCHEMA.append(pa.field(CHANGE_OPERATION, pa.string())))
+    merge_table(table_path, source, keyed_changes_spec(["relative_path"]))
     return DirectorySync(len(listed), len(inserted), len(updated), len(deleted), DeltaTable(table_path).version())

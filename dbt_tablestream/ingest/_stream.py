@@ -15,17 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dbt_tablestream.embedded._delta import CHANGE_OPERATION, DELETE, UPSERT
 from dbt_tablestream.exceptions import IngestError
 from dbt_tablestream.ingest._options import FlushMode, RealtimeOperation, RealtimeOptions, RowOperator
-from dbt_tablestream.ingest._targets import (
-    DELETE,
-    OPERATION_COLUMN,
-    PRIMARY_KEY_PROPERTY,
-    UPSERT,
-    DeltaTarget,
-    SparkTarget,
-    Target,
-)
+from dbt_tablestream.ingest._targets import PRIMARY_KEY_PROPERTY, SparkTarget, Target
 from dbt_tablestream.ingest._types import Check, ValueRejected, sql_type, value_check
 
 if TYPE_CHECKING:
@@ -350,10 +343,10 @@ class RealtimeStream:
         for operator, values in batch.rows:
             latest[tuple(values[key] for key in self.primary_key)] = (operator, values)
         rows = [
-            {**values, OPERATION_COLUMN: DELETE if operator is RowOperator.DELETE_IGNORE else UPSERT}
+            {**values, CHANGE_OPERATION: DELETE if operator is RowOperator.DELETE_IGNORE else UPSERT}
             for operator, values in latest.values()
         ]
-        return pa.Table.from_pylist(rows, schema=self.schema.append(pa.field(OPERATION_COLUMN, pa.string())))
+        return pa.Table.from_pylist(rows, schema=self.schema.append(pa.field(CHANGE_OPERATION, pa.string())))
 
     # ----- lifetime --------------------------------------------------------------------------
     def close(self) -> None:
@@ -420,6 +413,8 @@ class Connection:
         if self.spark is not None:
             target = SparkTarget(self.spark, schema, table)
         else:
+            from dbt_tablestream.embedded._ingest import DeltaTarget
+
             assert self.warehouse is not None
             target = DeltaTarget(self.warehouse, schema, table)
         stream = RealtimeStream(target, operate, options or RealtimeOptions(), primary_key)

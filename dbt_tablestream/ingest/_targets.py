@@ -1,5 +1,6 @@
-"""Where a realtime stream commits: a Delta table through delta-rs (the embedded engine's
-warehouse), or a Delta table through a SparkSession with delta-spark (the cluster engine).
+"""Where a realtime stream commits: what every target offers, and the cluster engine's target, a
+Delta table through a SparkSession with delta-spark. The embedded engine's target (delta-rs) is
+`dbt_tablestream.embedded._ingest.DeltaTarget`.
 
 Every commit carries a SetTransaction (the writer's id, the flush's sequence number), so a
 retried flush whose first attempt did commit is recognised and not written twice.
@@ -8,11 +9,11 @@ retried flush whose first attempt did commit is recognised and not written twice
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 
+from dbt_tablestream.embedded._delta import CHANGE_OPERATION, DELETE, UPSERT
 from dbt_tablestream.exceptions import IngestError
 from dbt_tablestream.ingest._options import RetryStatus
 
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 PRIMARY_KEY_PROPERTY = "tablestream.primary_key"
-OPERATION_COLUMN = "__tablestream_op"
-UPSERT, DELETE = "UPSERT", "DELETE"
 
 
 class Target(Protocol):
@@ -36,7 +35,7 @@ class Target(Protocol):
     def append(self, rows: pa.Table, writer_id: str, sequence: int) -> None: ...
 
     def apply_changes(self, rows: pa.Table, keys: list[str], writer_id: str, sequence: int) -> None:
-        """MERGE rows with an OPERATION_COLUMN (UPSERT or DELETE), at most one per key."""
+        """MERGE rows with an CHANGE_OPERATION (UPSERT or DELETE), at most one per key."""
 
     def retry_status(self, error: BaseException) -> RetryStatus | None: ...
 
@@ -46,80 +45,6 @@ def missing_table(display: str, where: str) -> IngestError:
         f"No table {display} {where}. Create it first (a dbt model or seed, CREATE TABLE, or "
         "deltalake.write_deltalake with its schema); the realtime writer does not create tables."
     )
-
-
-class DeltaTarget:
-    """A table of an embedded-engine warehouse: ``<warehouse>/<schema>.db/<table>``."""
-
-    def __init__(self, warehouse: Path, schema: str, table: str) -> None:
-        from dbt_tablestream.embedded._delta import is_delta_table
-        from dbt_tablestream.embedded._layout import table_dir
-
-        self.display = f"{schema}.{table}"
-        self.path = str(table_dir(warehouse, schema, table))
-        self._open: Any = None
-        if not is_delta_table(self.path):
-            raise missing_table(self.display, f"in the warehouse {warehouse}")
-
-    def _table(self) -> Any:
-        """The table at its latest version. Kept open and brought up to date incrementally: a
-        writer commits often, and loading the log from scratch each time grows with its length."""
-        from deltalake import DeltaTable
-
-        if self._open is None:
-            self._open = DeltaTable(self.path)
-        else:
-            self._open.update_incremental()
-        return self._open
-
-    def arrow_schema(self) -> pa.Schema:
-        from dbt_tablestream.embedded._delta import table_arrow_schema
-
-        return table_arrow_schema(self._table())
-
-    def properties(self) -> dict[str, str]:
-        return {str(k): str(v) for k, v in self._table().metadata().configuration.items()}
-
-    def committed_sequence(self, writer_id: str) -> int | None:
-        version = self._table().transaction_version(writer_id)
-        return None if version is None else int(version)
-
-    def _marker(self, writer_id: str, sequence: int) -> Any:
-        from dbt_tablestream.embedded._delta import CommitMarker
-
-        return CommitMarker(app_id=writer_id, version=sequence, metadata={"tablestream.ingest.writer": writer_id})
-
-    def append(self, rows: pa.Table, writer_id: str, sequence: int) -> None:
-        from deltalake import write_deltalake
-
-        from dbt_tablestream.embedded._arrow import normalize_table
-
-        # The rows are built in the table's schema already, so no cast by position is needed.
-        marker = self._marker(writer_id, sequence)
-        write_deltalake(
-            self._table(), normalize_table(rows), mode="append", commit_properties=marker.commit_properties()
-        )
-
-    def apply_changes(self, rows: pa.Table, keys: list[str], writer_id: str, sequence: int) -> None:
-        from dbt_tablestream.embedded._delta import MergeSpec, merge_table
-
-        operation = f"source.`{OPERATION_COLUMN}`"
-        spec = MergeSpec(
-            keys=keys,
-            update_when=f"{operation} = '{UPSERT}'",
-            insert_when=f"{operation} = '{UPSERT}'",
-            delete_when=f"{operation} = '{DELETE}'",
-        )
-        merge_table(self._table(), rows, spec, marker=self._marker(writer_id, sequence))
-
-    def retry_status(self, error: BaseException) -> RetryStatus | None:
-        from deltalake.exceptions import CommitFailedError
-
-        if isinstance(error, CommitFailedError):
-            return RetryStatus.FAILED
-        if isinstance(error, OSError):
-            return RetryStatus.INTERNAL_ERROR
-        return None
 
 
 class SparkTarget:
@@ -173,16 +98,16 @@ class SparkTarget:
         )
 
     def apply_changes(self, rows: pa.Table, keys: list[str], writer_id: str, sequence: int) -> None:
-        columns = [name for name in rows.column_names if name != OPERATION_COLUMN]
+        columns = [name for name in rows.column_names if name != CHANGE_OPERATION]
         on = " AND ".join(f"t.`{key}` = s.`{key}`" for key in keys)
         updates = ", ".join(f"t.`{name}` = s.`{name}`" for name in columns)
         names = ", ".join(f"`{name}`" for name in columns)
         values = ", ".join(f"s.`{name}`" for name in columns)
         statement = (
             f"MERGE INTO {self.relation} AS t USING {{source}} AS s ON {on} "
-            f"WHEN MATCHED AND s.`{OPERATION_COLUMN}` = '{DELETE}' THEN DELETE "
+            f"WHEN MATCHED AND s.`{CHANGE_OPERATION}` = '{DELETE}' THEN DELETE "
             f"WHEN MATCHED THEN UPDATE SET {updates} "
-            f"WHEN NOT MATCHED AND s.`{OPERATION_COLUMN}` = '{UPSERT}' THEN INSERT ({names}) VALUES ({values})"
+            f"WHEN NOT MATCHED AND s.`{CHANGE_OPERATION}` = '{UPSERT}' THEN INSERT ({names}) VALUES ({values})"
         )
         self._commit(rows, statement, writer_id, sequence)
 

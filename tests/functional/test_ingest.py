@@ -17,6 +17,7 @@ from deltalake.exceptions import CommitFailedError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dbt_tablestream.embedded._ingest import DeltaTarget
 from dbt_tablestream.ingest import (
     PRIMARY_KEY_PROPERTY,
     FlushMode,
@@ -24,7 +25,6 @@ from dbt_tablestream.ingest import (
     RealtimeOperation,
     RealtimeOptionsBuilder,
     RowOperator,
-    _targets,
     connect,
 )
 from tests.functional.streams import CDF, PEOPLE, StreamBench
@@ -199,7 +199,7 @@ class FailingOnce:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, method: str, after_write: bool) -> None:
         self.calls = 0
-        original = getattr(_targets.DeltaTarget, method)
+        original = getattr(DeltaTarget, method)
 
         def flaky(target: Any, *args: Any) -> None:
             self.calls += 1
@@ -209,7 +209,7 @@ class FailingOnce:
                 raise CommitFailedError("Transaction conflict: a concurrent transaction wrote to the table")
             original(target, *args)
 
-        monkeypatch.setattr(_targets.DeltaTarget, method, flaky)
+        monkeypatch.setattr(DeltaTarget, method, flaky)
 
 
 @pytest.mark.parametrize("after_write", [False, True], ids=["before_write", "after_write"])
@@ -239,7 +239,7 @@ def test_a_conflict_that_outlasts_the_retries_is_reported_and_writes_nothing_mor
     def always(target: Any, *args: Any) -> None:
         raise CommitFailedError("Transaction conflict")
 
-    monkeypatch.setattr(_targets.DeltaTarget, "append", always)
+    monkeypatch.setattr(DeltaTarget, "append", always)
     options = RealtimeOptionsBuilder().with_flush_mode(FlushMode.AUTO_FLUSH_SYNC).with_request_failed_retry_times(2)
     stream = connect(warehouse=tmp_path).get_realtime_stream(
         "app", "doomed", options=options.with_request_failed_retry_internal_ms(1).build()
