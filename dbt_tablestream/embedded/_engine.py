@@ -39,7 +39,7 @@ from dbt_tablestream.embedded._directory import local_location, sync_directory
 from dbt_tablestream.embedded._log import check_window, source_state, target_marker
 from dbt_tablestream.embedded._netting import net_merge_source
 from dbt_tablestream.embedded._session import check_warehouse, start_spark
-from dbt_tablestream.embedded._sources import read_change_feed, table_changes_class
+from dbt_tablestream.embedded._sources import change_rows, open_change_feed, table_changes_class
 from dbt_tablestream.embedded._status import OFFSET_ROW_DDL, latest_offset_row, stream_status
 from dbt_tablestream.embedded._streams import WINDOW_SOURCE, WindowSource, window_schema
 from dbt_tablestream.exceptions import DirectiveError, StreamError, TablestreamError
@@ -413,11 +413,19 @@ class Engine:
 
         Every later query of the run (output columns, the NULL-key count, the MERGE source) then
         runs in the JVM instead of calling back into a Python data source. Larger windows return
-        None and are read by the data source, batch by batch, on each query.
+        None, having read no more than the bound, and are read by the data source, batch by batch,
+        on each query.
         """
-        changes = read_change_feed(path, path, start, end)
-        if changes.nbytes > LOCAL_WINDOW_BYTES:
-            return None
+        import pyarrow as pa
+
+        feed = open_change_feed(path, path, start, end)
+        batches, size = [], 0
+        for batch in feed:
+            size += batch.nbytes
+            if size > LOCAL_WINDOW_BYTES:
+                return None
+            batches.append(batch)
+        changes = change_rows(pa.Table.from_batches(batches, schema=feed.schema))
         schema = window_schema(path, end)
         return self.spark.createDataFrame(changes.select(schema.names), schema)
 

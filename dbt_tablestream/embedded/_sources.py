@@ -152,16 +152,26 @@ def open_delta(path: str, display: str) -> Any:
     return DeltaTable(path)
 
 
-def read_change_feed(path: str, display: str, start: int, end: int | None) -> pa.Table:
-    """The change rows of versions ``start..end`` (inclusive), as delta-rs's ``load_cdf`` returns them."""
-    from dbt_tablestream.embedded._arrow import read_all
-
+def open_change_feed(path: str, display: str, start: int, end: int | None) -> pa.RecordBatchReader:
+    """The change rows of versions ``start..end`` (inclusive) as delta-rs's ``load_cdf`` streams them;
+    :func:`change_rows` makes what is read of them a table."""
     table = open_delta(path, display)
     effective_end = check_change_feed_range(table, display, start, end)
-    changes = read_all(table.load_cdf(starting_version=start, ending_version=effective_end))
+    return pa.RecordBatchReader.from_stream(table.load_cdf(starting_version=start, ending_version=effective_end))
+
+
+def change_rows(changes: pa.Table) -> pa.Table:
+    from dbt_tablestream.embedded._arrow import normalize_table
+
+    changes = normalize_table(changes)
     # delta-rs reports commit times as zone-less milliseconds; they are UTC instants.
     index = changes.schema.get_field_index(COMMIT_TIMESTAMP)
     return changes.set_column(index, COMMIT_TIMESTAMP, changes.column(index).cast(pa.timestamp("us", tz="UTC")))
+
+
+def read_change_feed(path: str, display: str, start: int, end: int | None) -> pa.Table:
+    """The change rows of versions ``start..end`` (inclusive), as delta-rs's ``load_cdf`` returns them."""
+    return change_rows(open_change_feed(path, display, start, end).read_all())
 
 
 def table_changes_class(warehouse: str) -> type:

@@ -19,7 +19,7 @@ from dbt_tablestream.embedded._delta import CHANGE_OPERATION, DELETE, UPSERT
 from dbt_tablestream.exceptions import IngestError
 from dbt_tablestream.ingest._options import FlushMode, RealtimeOperation, RealtimeOptions, RowOperator
 from dbt_tablestream.ingest._targets import PRIMARY_KEY_PROPERTY, SparkTarget, Target
-from dbt_tablestream.ingest._types import Check, ValueRejected, sql_type, value_check
+from dbt_tablestream.ingest._types import Check, ValueRejected, value_check
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -376,10 +376,6 @@ class RealtimeStream:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.close()
-
-    def describe_column(self, column: str) -> str:
-        name = self._column_name(column)
-        return f"{name} {sql_type(self.schema.field(name).type)}"
 
 
 def _value_size(value: Any) -> int:
