@@ -195,7 +195,7 @@ class TableStream:
         import pyarrow as pa
 
         from dbt_tablestream.embedded._delta import write_table
-        from dbt_tablestream.embedded._status import OFFSETS_TABLE
+        from dbt_tablestream.embedded._status import OFFSETS_SCHEMA, OFFSETS_TABLE
 
         row = {
             "stream_name": self.name,
@@ -211,24 +211,8 @@ class TableStream:
             "invocation_id": f"pyspark-{uuid.uuid4()}",
             "committed_at": datetime.now(timezone.utc),
         }
-        schema = pa.schema(
-            [
-                ("stream_name", pa.string()),
-                ("epoch", pa.int64()),
-                ("stream_id", pa.string()),
-                ("source", pa.string()),
-                ("source_table_id", pa.string()),
-                ("mode", pa.string()),
-                ("from_version", pa.int64()),
-                ("to_version", pa.int64()),
-                ("target", pa.string()),
-                ("rows_written", pa.int64()),
-                ("invocation_id", pa.string()),
-                ("committed_at", pa.timestamp("us", tz="UTC")),
-            ]
-        )
         self.engine.catalog.create_schema(self.offsets_schema)
-        write_table(self._offsets_path, pa.Table.from_pylist([row], schema=schema), "append")
+        write_table(self._offsets_path, pa.Table.from_pylist([row], schema=OFFSETS_SCHEMA), "append")
         self.engine.catalog.register_table(self.offsets_schema, OFFSETS_TABLE)
 
     def _marked_position(self) -> Position | None:

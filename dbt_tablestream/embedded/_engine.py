@@ -198,9 +198,7 @@ class Engine:
         data = self.query_arrow(body)
 
         def write() -> StatementResult:
-            if self.catalog.relation_kind(schema, name) == "view":
-                self.catalog.drop_relation(schema, name)
-            self.catalog.create_schema(schema)
+            self._make_room_for_table(schema, name)
             write_table(
                 self._path(directive),
                 data,
@@ -214,6 +212,12 @@ class Engine:
         result = self._once_per_marker(directive, write)
         self.catalog.register_table(schema, name)
         return result
+
+    def _make_room_for_table(self, schema: str, name: str) -> None:
+        """A table is about to be written at ``schema.name``: its schema exists, and no view is there."""
+        if self.catalog.relation_kind(schema, name) == "view":
+            self.catalog.drop_relation(schema, name)
+        self.catalog.create_schema(schema)
 
     def _op_merge(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         schema, name = self._relation(directive)
@@ -432,9 +436,7 @@ class Engine:
     def _op_directory_sync(self, directive: Mapping[str, Any], body: str) -> StatementResult:
         """List a location and apply the difference to its directory table in at most one commit."""
         schema, name = self._relation(directive)
-        if self.catalog.relation_kind(schema, name) == "view":
-            self.catalog.drop_relation(schema, name)
-        self.catalog.create_schema(schema)
+        self._make_room_for_table(schema, name)
         synced = sync_directory(
             self._path(directive),
             local_location(str(directive["location"]), directive.get("project_dir")),

@@ -11,12 +11,31 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from dbt_tablestream._status import StreamStatus
 from dbt_tablestream.embedded._layout import table_dir
 from dbt_tablestream.embedded._log import check_window, read_commit
 from dbt_tablestream.exceptions import StreamError
 
 OFFSETS_TABLE = "tablestream_offsets"
+# The log's columns, as offsets_values_sql writes them (committed_at: a UTC instant).
+OFFSETS_SCHEMA = pa.schema(
+    [
+        ("stream_name", pa.string()),
+        ("epoch", pa.int64()),
+        ("stream_id", pa.string()),
+        ("source", pa.string()),
+        ("source_table_id", pa.string()),
+        ("mode", pa.string()),
+        ("from_version", pa.int64()),
+        ("to_version", pa.int64()),
+        ("target", pa.string()),
+        ("rows_written", pa.int64()),
+        ("invocation_id", pa.string()),
+        ("committed_at", pa.timestamp("us", tz="UTC")),
+    ]
+)
 # Rows the offsets log holds besides runs: a reset (to a version, or back to start_at) and a drop.
 RESET, DROPPED = "reset", "dropped"
 LOG_RETENTION = ("delta.logRetentionDuration", timedelta(days=30))
