@@ -511,7 +511,8 @@ when not matched by source then delete
   {%- do run_query(dbt_tablestream.spark__directory_listing_view_sql(listing_view, files_view, settings)) -%}
   {%- if rebuild -%}
     {%- do run_query(dbt_tablestream.spark__directory_create_sql(relation, listing_view, config.get('tblproperties', none))) -%}
-    {%- set files = run_query('select count(*) from ' ~ listing_view).rows[0][0] -%}
+    {#-- Counted from the new table: the listing view would list the file system again. --#}
+    {%- set files = run_query('select count(*) from ' ~ relation).rows[0][0] -%}
     {{ return({'files': files, 'inserted': files, 'updated': 0, 'deleted': 0, 'committed': true}) }}
   {%- endif -%}
   {%- set diff = run_query(dbt_tablestream.spark__directory_diff_sql(relation, listing_view)).rows[0] -%}
