@@ -5,20 +5,24 @@ from setuptools import find_namespace_packages, setup
 setup(
     name="dbt-tablestream",
     version="0.1.0",
-    description="Table streams for Spark lakehouse tables: a dbt package and a local Delta engine",
+    description="Table streams for Spark lakehouse tables: a dbt package and its Python tools, on delta-spark",
     long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_namespace_packages(include=["dbt", "dbt.*", "dbt_tablestream", "dbt_tablestream.*"]),
     include_package_data=True,
     package_data={
-        "dbt_tablestream": ["py.typed", "embedded/log4j2.properties"],
+        "dbt_tablestream": ["py.typed"],
+        "dbt.adapters.tablestream": ["log4j2.properties"],
         "dbt.include.tablestream": ["dbt_project.yml", "macros/*.sql", "macros/**/*.sql"],
     },
     install_requires=[
         "dbt-core>=1.11,<1.12",
         "dbt-spark[session]>=1.11,<1.12",
-        "pyspark>=4.1,<=4.2.0",
+        # Spark's Ivy fetches io.delta:delta-spark_4.2_2.13:<delta-spark's version>; 4.4.1's jar for
+        # Spark 4.2 is not on Maven Central, so pin the wheel to a version whose jar exists.
+        "pyspark==4.2.0",
+        "delta-spark==4.4.0",
         "deltalake>=1.6,<1.7",
         "pyarrow>=15",
         # pyspark 4.x warns that pandas 3 is not fully supported.

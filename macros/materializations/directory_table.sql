@@ -27,14 +27,3 @@
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
-
-
-{#-- Dispatched: lists the location and applies the difference; returns files, inserted, updated,
-     deleted and committed (whether a commit was made). --#}
-{% macro sync_directory_table(relation, settings, rebuild) %}
-  {{ return(adapter.dispatch('sync_directory_table', 'dbt_tablestream')(relation, settings, rebuild)) }}
-{% endmacro %}
-
-{% macro default__sync_directory_table(relation, settings, rebuild) %}
-  {{ dbt_tablestream.engine_not_supported('sync_directory_table') }}
-{% endmacro %}

@@ -50,7 +50,7 @@
         {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
-      {%- set merge_source = adapter.dispatch('stream_merge_source', 'dbt_tablestream')(compiled_code, keys, columns, data_columns) -%}
+      {%- set merge_source = dbt_tablestream.stream_merge_source_sql(netted, data_columns, '__commit_timestamp' in columns) -%}
       {%- set update_columns = settings['update_columns'] -%}
       {%- if update_columns is none -%}
         {%- set update_columns = data_columns | reject('in', settings['exclude_columns'] or []) | list -%}
@@ -77,13 +77,6 @@ from ({{ netted }}) as __tablestream_net
 where __change_type in ('INSERT', 'UPDATE_AFTER')
   {%- endset -%}
   {{ return(build_sql) }}
-{% endmacro %}
-
-
-{#-- The MERGE source: one net change per key, with its change type and commit. --#}
-{% macro default__stream_merge_source(sql, keys, columns, data_columns) %}
-  {%- set netted = dbt_tablestream.net_changes_sql(sql, keys, columns) -%}
-  {{ return(dbt_tablestream.stream_merge_source_sql(netted, data_columns, '__commit_timestamp' in columns)) }}
 {% endmacro %}
 
 

@@ -19,7 +19,7 @@
 {#-- Refuses change rows whose key is NULL: they could match no target row. Returns how many
      change rows the model read from the window. --#}
 {% macro check_stream_keys_not_null(stream, sql, keys) %}
-  {%- set counts = adapter.dispatch('stream_key_counts', 'dbt_tablestream')(sql, keys) -%}
+  {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys)).rows[0] -%}
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
@@ -28,12 +28,6 @@
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
   {{ return(counts[0] | int) }}
-{% endmacro %}
-
-
-{#-- [change rows, of which with a NULL key] of the model's output. --#}
-{% macro default__stream_key_counts(sql, keys) %}
-  {{ return(run_query(dbt_tablestream.stream_null_keys_sql(sql, keys)).rows[0]) }}
 {% endmacro %}
 
 

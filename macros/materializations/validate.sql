@@ -2,6 +2,7 @@
 
 {% macro validate_stream_config() %}
   {%- set model_name = model.name if model is defined else this.identifier -%}
+  {%- do dbt_tablestream.validate_stream_session(model_name) -%}
   {%- set mode = config.get('stream_mode', 'standard') -%}
   {%- set accepted_modes = ['standard', 'append_only'] -%}
   {%- if mode not in accepted_modes -%}
@@ -38,6 +39,20 @@
   {%- set accepted_changes = ['ignore', 'fail', 'append_new_columns', 'sync_all_columns'] -%}
   {%- if on_schema_change not in accepted_changes -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_schema_change '" ~ on_schema_change ~ "'. Accepted values: " ~ accepted_changes | join(', ')) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#-- A stream's commit is marked with Delta's session-wide settings (write.txnAppId, txnVersion,
+     commitInfo.userMetadata). dbt-spark's session method gives every dbt thread the same
+     SparkSession, so with more than one thread one model's marker could land on another's write. --#}
+{% macro validate_stream_session(model_name) %}
+  {%- set method = adapter.config.credentials.method | string if adapter.type() == 'spark' else none -%}
+  {%- if method in ['session', 'SparkConnectionMethod.SESSION'] and (target.threads | int) > 1 -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ model_name ~ " is a stream model, and dbt-spark's session method shares one SparkSession between its "
+        ~ target.threads ~ " threads, so Delta's session-wide write settings that mark each stream commit would be shared too. "
+        ~ "Nothing was written. Either use `type: tablestream` (a local session per dbt thread) or set `threads: 1` in this profile.") }}
   {%- endif -%}
 {% endmacro %}
 

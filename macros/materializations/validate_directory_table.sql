@@ -5,7 +5,7 @@
     {{ exceptions.raise_compiler_error(
         "Model " ~ model.name ~ " (directory_table) needs `location`: the folder to list, for example "
         ~ "config(materialized='directory_table', location='landing/orders'). Relative paths are resolved "
-        ~ "against the dbt project directory on the embedded engine; use an absolute path or URI on a cluster.") }}
+        ~ "against the dbt project directory on the local profile (type: tablestream); use an absolute path or URI on a cluster.") }}
   {%- endif -%}
   {%- set recursive = config.get('recursive', true) -%}
   {%- if recursive not in [true, false] -%}
@@ -29,5 +29,10 @@
         "Model " ~ model.name ~ ": a directory_table is a Delta table with change data feed; file_format '"
         ~ file_format ~ "' is not accepted. Accepted: delta.") }}
   {%- endif -%}
-  {{ return({'location': location | trim, 'recursive': recursive, 'include': patterns.include, 'exclude': patterns.exclude}) }}
+  {%- set location = location | trim -%}
+  {#-- The local profile's Spark runs in dbt's process: a relative folder is the project's, as dbt's own paths are. --#}
+  {%- if adapter.type() == 'tablestream' and '://' not in location and not location.startswith('/') -%}
+    {%- set location = adapter.project_root() ~ '/' ~ location -%}
+  {%- endif -%}
+  {{ return({'location': location, 'recursive': recursive, 'include': patterns.include, 'exclude': patterns.exclude}) }}
 {% endmacro %}

@@ -14,17 +14,11 @@
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return(none) }}
   {%- endif -%}
-  {%- set rows = adapter.dispatch('stream_offset_rows', 'dbt_tablestream')(relation, stream_name) -%}
+  {%- set rows = run_query(dbt_tablestream.read_stream_offset_sql(relation, stream_name)).rows -%}
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
   {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3]}) }}
-{% endmacro %}
-
-
-{#-- The stream's latest row: epoch, to_version, source_table_id, mode. --#}
-{% macro default__stream_offset_rows(relation, stream_name) %}
-  {{ return(run_query(dbt_tablestream.read_stream_offset_sql(relation, stream_name)).rows) }}
 {% endmacro %}
 
 

@@ -3,6 +3,15 @@
      version this commits on; earlier versions have no change rows. --#}
 {% macro enable_change_tracking(relation) %}
   {%- set target = dbt_tablestream.parse_relation(relation) -%}
+  {%- set properties = {} -%}
+  {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(target)).rows -%}
+    {%- do properties.update({row[0]: row[1] | string | lower}) -%}
+  {%- endfor -%}
+  {#-- Setting it again would still add a commit to the table. --#}
+  {%- if properties.get('delta.enableChangeDataFeed') == 'true' -%}
+    {{ log("Change data feed already enabled on " ~ target ~ "; nothing to do.", info=True) }}
+    {{ return(none) }}
+  {%- endif -%}
   {%- do dbt_tablestream.set_table_properties(target, {'delta.enableChangeDataFeed': 'true'}) -%}
   {{ log("Change data feed enabled on " ~ target ~ "; streams see changes committed from now on.", info=True) }}
 {% endmacro %}

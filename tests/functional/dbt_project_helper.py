@@ -1,4 +1,4 @@
-"""A throwaway dbt project on `type: tablestream`, driven in-process with dbtRunner."""
+"""A throwaway dbt project on `type: tablestream` (the shared local session), driven in-process with dbtRunner."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 
 import yaml
 from dbt.cli.main import dbtRunner, dbtRunnerResult
+
+from tests.functional.local import local_profile
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,16 +25,18 @@ class DbtProject:
         profile_extra: dict[str, Any] | None = None,
         schema: str = "analytics",
         profile: dict[str, Any] | None = None,
+        on_run_start: list[str] | None = None,
     ) -> None:
         self.root = root
         self.warehouse = warehouse
         root.mkdir(parents=True, exist_ok=True)
-        (root / "dbt_project.yml").write_text(
-            yaml.safe_dump({"name": "probe", "version": "1.0.0", "config-version": 2, "profile": "probe"})
-        )
+        project: dict[str, Any] = {"name": "probe", "version": "1.0.0", "config-version": 2, "profile": "probe"}
+        if on_run_start:
+            project["on-run-start"] = on_run_start
+        (root / "dbt_project.yml").write_text(yaml.safe_dump(project))
         # Every probe project installs this repository as the dbt package `dbt_tablestream`.
         (root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(PACKAGE_ROOT)}]}))
-        target = profile or {"type": "tablestream", "schema": schema, "warehouse": str(warehouse), "threads": 1}
+        target = dict(profile or local_profile(schema=schema))
         target.update(profile_extra or {})
         (root / "profiles.yml").write_text(yaml.safe_dump({"probe": {"target": "dev", "outputs": {"dev": target}}}))
         for folder, files in (("models", models), ("seeds", seeds), ("tests", tests)):

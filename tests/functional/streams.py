@@ -10,7 +10,7 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from tests.functional.dbt_project_helper import DbtProject
-from tests.functional.engines import EmbeddedEngine, StreamEngine
+from tests.functional.local import dbt_process, local_profile, register_tables, register_tables_hook, relocate_schemas
 
 CDF = {"delta.enableChangeDataFeed": "true"}
 PEOPLE = pa.schema([("id", pa.int32()), ("name", pa.string()), ("age", pa.int32())])
@@ -39,7 +39,13 @@ def stream_model(config: str = "", source: str = "t", columns: str = "*") -> str
 
 
 class StreamBench:
-    """A source table `app.<name>` under a fresh warehouse and a dbt project of stream models."""
+    """A source table `app.<name>` under a fresh warehouse folder and a dbt project of stream models.
+
+    In-process (the default), dbt runs on the shared local session, whose `app` and `analytics`
+    schemas are pointed at this test's folder. With ``processes=True`` every dbt step is a process
+    of its own with its own warehouse and metastore (for SIGKILL tests); sources are registered by
+    the project's on-run-start hooks there.
+    """
 
     def __init__(
         self,
@@ -47,32 +53,50 @@ class StreamBench:
         models: dict[str, str],
         *,
         sources: tuple[str, ...] = ("t",),
-        engine: StreamEngine | None = None,
+        processes: bool = False,
+        profile: dict[str, Any] | None = None,
     ) -> None:
         self.warehouse = tmp_path / "warehouse"
-        self.engine = engine or EmbeddedEngine()
+        self.processes = processes
         files = {f"{name}.sql": sql for name, sql in models.items()}
+        hooks = register_tables_hook(self.warehouse, sources) if processes else None
         self.project = DbtProject(
             tmp_path / "project",
             self.warehouse,
             models={"sources.yml": sources_yml(*sources), **files},
-            profile=self.engine.profile(self.warehouse),
+            profile=profile or local_profile(self.warehouse if processes else None),
+            on_run_start=hooks,
         )
+        if not processes:
+            relocate_schemas(self.warehouse)
 
     def invoke(self, *args: str) -> Any:
-        """dbt in-process, after the engine has registered the warehouse's current tables."""
-        self.engine.sync(self.warehouse)
+        """dbt in-process, after the catalog has registered the warehouse's current tables."""
+        if self.processes:
+            return self.process(*args)
+        register_tables(self.warehouse)
         return self.project.invoke(*args)
 
     def run_ok(self, *args: str) -> Any:
-        self.engine.sync(self.warehouse)
+        if self.processes:
+            result = self.process(*args)
+            assert result.success, result.output
+            return result
+        register_tables(self.warehouse)
         return self.project.run_ok(*args)
 
-    def crash(self, point: str) -> str:
-        """A `dbt run` that dies at a fault point of the commit protocol; returns its output."""
+    def process(self, *args: str, env: dict[str, str] | None = None) -> ProcessResult:
         self.project.install_packages()
-        self.engine.sync(self.warehouse)
-        return self.engine.crash(self.project.root, point)
+        running = dbt_process(self.project.root, env or {}, *args)
+        output, _ = running.communicate(timeout=900)
+        return ProcessResult(running.returncode, output)
+
+    def crash(self, point: str, *args: str) -> str:
+        """A `dbt run` process killed (SIGKILL) at a fault point of the commit protocol; its output."""
+        assert self.processes, "a crash needs the bench's dbt steps to run as processes"
+        result = self.process(*(args or ("run",)), env={"DBT_TABLESTREAM_FAULT": point})
+        assert result.returncode == -9, result.output
+        return result.output
 
     def source_path(self, name: str = "t") -> str:
         return str(self.warehouse / "app.db" / name)
@@ -127,7 +151,7 @@ class StreamBench:
         state = (self.target_version(model), self.target_rows(model), self.offsets_version(), self.offsets())
         result = self.invoke("run", "-s", model)
         assert not result.success
-        message = str(result.exception) if result.exception else str(result.result.results[0].message)
+        message = str(result.exception) if result.exception else str(model_results(result)[0].message)
         for fragment in fragments:
             assert fragment in message, message
         assert "Traceback" not in message
@@ -146,6 +170,22 @@ class StreamBench:
             return after
         assert not (before - after), "a table_stream target must only grow"
         return after - before
+
+
+def model_results(result: Any) -> list[Any]:
+    """A dbt run's results for its models, without this package's on-run-start hook."""
+    return [item for item in result.result.results if item.node.resource_type == "model"]
+
+
+class ProcessResult:
+    """What a dbt process left: its exit code and output, shaped like dbtRunner's result where tests look."""
+
+    def __init__(self, returncode: int, output: str) -> None:
+        self.returncode = returncode
+        self.output = output
+        self.success = returncode == 0
+        self.exception = None if self.success else output
+        self.result = None
 
 
 def as_row(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from tests.functional.engines import StreamEngine, dbt_process
 from tests.functional.streams import StreamBench, stream_model
 
 MERGE = "materialized='stream_merge', unique_key='id'"
@@ -43,8 +42,8 @@ def churn(bench: StreamBench) -> None:
     source().update(updates={"name": "'E'"}, predicate="id = 5")
 
 
-def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"current": merge_model()}, engine=stream_engine)
+def test_churny_keys_merge_to_the_source_state(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()})
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     assert target_state(bench) == source_state(bench)  # the first run mirrors the source (start_at snapshot)
@@ -57,11 +56,10 @@ def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_engine: St
     assert DeltaTable(str(bench.target_path("current"))).history(1)[0]["operation"] == "MERGE"
 
 
-def test_soft_and_ignored_deletes(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_soft_and_ignored_deletes(tmp_path: Path) -> None:
     bench = StreamBench(
         tmp_path,
         {"soft": merge_model("delete_mode='soft'"), "kept": merge_model("delete_mode='ignore'")},
-        engine=stream_engine,
     )
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
@@ -79,14 +77,13 @@ def test_soft_and_ignored_deletes(tmp_path: Path, stream_engine: StreamEngine) -
     assert soft[2]["_deleted"] is False and soft[2]["name"] == "back" and soft[2]["_deleted_at"] is None
 
 
-def test_merge_update_and_exclude_columns(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_merge_update_and_exclude_columns(tmp_path: Path) -> None:
     bench = StreamBench(
         tmp_path,
         {
             "only_age": merge_model("merge_update_columns=['age']"),
             "not_age": merge_model("merge_exclude_columns=['age']"),
         },
-        engine=stream_engine,
     )
     bench.create_source([(1, "a", 1)])
     bench.run()
@@ -97,13 +94,13 @@ def test_merge_update_and_exclude_columns(tmp_path: Path, stream_engine: StreamE
     assert target_state(bench, "not_age") == Counter({(1, "z", 1): 1, (2, "b", 2): 1})
 
 
-def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path) -> None:
     model = (
         f"{{{{ config({MERGE}) }}}}\n"
         "select id, upper(name) as name, age * 2 as age, __change_type, __commit_version\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}\nwhere id < 100"
     )
-    bench = StreamBench(tmp_path, {"current": model}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"current": model})
     bench.create_source([(1, "a", 1), (100, "big", 0)])
     bench.run()
     bench.source().update(updates={"age": "5"}, predicate="id = 1")
@@ -132,29 +129,29 @@ def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, strea
     ids=["key-missing", "change-type-missing", "no-unique-key", "bad-delete-mode", "both-column-lists"],
 )
 def test_bad_models_are_refused_before_any_write(
-    tmp_path: Path, stream_engine: StreamEngine, model: str, fragments: list[str]
+    tmp_path: Path, model: str, fragments: list[str]
 ) -> None:
-    bench = StreamBench(tmp_path, {"current": model}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"current": model})
     bench.create_source([(1, "a", 1)])
     bench.refused("current", *fragments)
     assert bench.target_version("current") is None and bench.offsets_version() is None
 
 
-def test_null_key_in_a_change_row_is_refused(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_null_key_in_a_change_row_is_refused(tmp_path: Path) -> None:
     model = (
         f"{{{{ config({MERGE}) }}}}\n"
         "select case when age = 0 then null else id end as id, name, age, __change_type, __commit_version\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
-    bench = StreamBench(tmp_path, {"current": model}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"current": model})
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "zero", 0)])
     bench.refused("current", "Stream current__app_t on app.t: 1 change rows", "NULL unique_key (id)")
 
 
-def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")}, engine=stream_engine)
+def test_keyed_table_stream_logs_net_changes(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")})
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     churn(bench)
@@ -170,48 +167,29 @@ def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_engine: Stre
     )
 
 
-# --- crashes and concurrent runs (subprocesses) ------------------------------------------------------
+# --- crashes (every dbt step a process of its own) ------------------------------------------------------
 
 
-@pytest.mark.parametrize("point", ["before_target_commit", "after_target_commit", "after_offsets_append"])
-def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(
-    tmp_path: Path, stream_engine: StreamEngine, point: str
-) -> None:
-    bench = StreamBench(tmp_path, {"current": merge_model()}, engine=stream_engine)
+def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(tmp_path: Path) -> None:
+    """A `dbt run` process SIGKILLed at each step of the commit protocol in turn, each followed by
+    a normal run: the target equals the source after every rerun, and no window is applied twice."""
+    bench = StreamBench(tmp_path, {"current": merge_model()}, processes=True)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
-    churn(bench)
-    bench.crash(point)
-    applied = target_state(bench) == source_state(bench)
-    assert applied == (point != "before_target_commit")
+    for round, point in enumerate(["before_target_commit", "after_target_commit", "after_offsets_append"]):
+        source = bench.source
+        source().update(updates={"age": "age + 10"}, predicate="id = 1")
+        source().update(updates={"age": "age + 10"}, predicate="id = 1")
+        source().delete("id = 2")
+        bench.append([(2, f"B{round}", 22 + round), (10 + round, "d", 4)])
+        source().delete(f"id = {10 + round}")
+        bench.append([(20 + round, "e", 5)])
+        bench.crash(point)
+        applied = target_state(bench) == source_state(bench)
+        assert applied == (point != "before_target_commit"), point
 
-    bench.run()
-    assert target_state(bench) == source_state(bench)
-    windows = [(row["from_version"], row["to_version"]) for row in bench.offsets() if row["rows_written"]]
-    assert len(windows) == len(set(windows)), "a window was applied twice"
-    assert bench.offsets()[-1]["to_version"] == bench.source().version()
-
-
-def test_two_concurrent_runs_apply_the_window_once(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"current": merge_model()})
-    bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
-    bench.run()
-    churn(bench)
-    # Both runs resolve the same window, then wait at the commit step so that both contend for it.
-    pause = {"DBT_TABLESTREAM_PAUSE": "before_target_commit:4"}
-    bench.project.install_packages()
-    first, second = dbt_process(bench.project.root, pause), dbt_process(bench.project.root, pause)
-    outputs = [process.communicate(timeout=600)[0] for process in (first, second)]
-    codes = [first.returncode, second.returncode]
-    assert target_state(bench) == source_state(bench)
-    applied = [row for row in bench.offsets() if row["rows_written"]]
-    assert len(applied) == 2, applied  # the first run's snapshot, then this window exactly once
-    losers = [
-        output
-        for output in outputs
-        if "already applied by a concurrent run" in output
-        or "is being consumed by another run" in output
-        or "NO-OP" in output
-    ]
-    assert losers, outputs
-    assert 0 in codes
+        bench.run()
+        assert target_state(bench) == source_state(bench), point
+        windows = [(row["from_version"], row["to_version"]) for row in bench.offsets() if row["rows_written"]]
+        assert len(windows) == len(set(windows)), f"a window was applied twice after a kill at {point}"
+        assert bench.offsets()[-1]["to_version"] == bench.source().version()

@@ -21,7 +21,6 @@ from deltalake import DeltaTable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.engines import StreamEngine
 from tests.functional.streams import StreamBench, stream_model
 
 KEYS = st.integers(min_value=0, max_value=5)
@@ -60,7 +59,7 @@ def except_all(left: Counter, right: Counter) -> Counter:
     return left - right
 
 
-def check_history(engine: StreamEngine, initial: list[tuple[int, int]], operations: list[tuple[str, int, int]]) -> None:
+def check_history(initial: list[tuple[int, int]], operations: list[tuple[str, int, int]]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         bench = StreamBench(
             Path(directory),
@@ -71,7 +70,6 @@ def check_history(engine: StreamEngine, initial: list[tuple[int, int]], operatio
                 ),
                 "changes": stream_model("unique_key='id'"),
             },
-            engine=engine,
         )
         bench.create_source([(key, f"n{key}", age) for key, age in initial])
         state = {key: age for key, age in initial}
@@ -122,12 +120,12 @@ PROPERTY_SETTINGS = settings(
 
 @PROPERTY_SETTINGS
 @given(history=HISTORY)
-def test_random_histories_merge_and_log_exactly(stream_engine: StreamEngine, history: tuple) -> None:
-    check_history(stream_engine, *history)
+def test_random_histories_merge_and_log_exactly(history: tuple) -> None:
+    check_history(*history)
 
 
 @pytest.mark.soak
 @settings(max_examples=max(EXAMPLES, 100), deadline=None, suppress_health_check=list(HealthCheck))
 @given(history=HISTORY)
-def test_random_histories_soak(stream_engine: StreamEngine, history: tuple) -> None:
-    check_history(stream_engine, *history)
+def test_random_histories_soak(history: tuple) -> None:
+    check_history(*history)

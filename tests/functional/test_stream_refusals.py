@@ -10,16 +10,15 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from tests.functional.engines import StreamEngine
 from tests.functional.streams import CDF, StreamBench, people, stream_model
 
 STREAM = "log__app_t"
 RESET = "dbt run --full-refresh -s log"
 
 
-def established(tmp_path: Path, engine: StreamEngine, config: str = "start_at='latest'") -> StreamBench:
+def established(tmp_path: Path, config: str = "start_at='latest'") -> StreamBench:
     """A stream that has run once and has a pending change."""
-    bench = StreamBench(tmp_path, {"log": stream_model(config)}, engine=engine)
+    bench = StreamBench(tmp_path, {"log": stream_model(config)})
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     bench.append([(3, "c", 3)])
@@ -27,22 +26,22 @@ def established(tmp_path: Path, engine: StreamEngine, config: str = "start_at='l
     return bench
 
 
-def test_source_missing(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine)
+def test_source_missing(tmp_path: Path) -> None:
+    bench = established(tmp_path)
     shutil.rmtree(bench.source_path())
     bench.refused("log", f"Stream {STREAM}", "app.t does not exist")
 
 
-def test_change_feed_not_enabled(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, engine=stream_engine)
+def test_change_feed_not_enabled(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
     bench.create_source([(1, "a", 1)], change_feed=False)
     bench.refused(
         "log", f"Stream {STREAM}", "change data feed is not enabled on the source app.t", "enable_change_tracking"
     )
 
 
-def test_change_feed_disabled_inside_the_window(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine)
+def test_change_feed_disabled_inside_the_window(tmp_path: Path) -> None:
+    bench = established(tmp_path)
     bench.source().alter.set_table_properties({"delta.enableChangeDataFeed": "false"})
     bench.append([(4, "d", 4)])  # not recorded
     bench.source().alter.set_table_properties(CDF)
@@ -51,16 +50,16 @@ def test_change_feed_disabled_inside_the_window(tmp_path: Path, stream_engine: S
     assert "enable_change_tracking" in message
 
 
-def test_offset_older_than_retained_files_after_vacuum(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine)
+def test_offset_older_than_retained_files_after_vacuum(tmp_path: Path) -> None:
+    bench = established(tmp_path)
     bench.append([(4, "d", 4)])  # the stream needs this version's data file...
     bench.source().delete("id = 4")  # ...which this removes from the table...
     bench.source().vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)  # ...and this deletes
     bench.refused("log", f"Stream {STREAM} is stale", "app.t were removed (VACUUM)", "silently drop changes", RESET)
 
 
-def test_offset_older_than_retained_log(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine)
+def test_offset_older_than_retained_log(tmp_path: Path) -> None:
+    bench = established(tmp_path)
     bench.append([(4, "d", 4)])
     bench.append([(5, "e", 5)])
     source = bench.source()
@@ -72,8 +71,8 @@ def test_offset_older_than_retained_log(tmp_path: Path, stream_engine: StreamEng
     )
 
 
-def test_source_dropped_and_recreated(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine)
+def test_source_dropped_and_recreated(tmp_path: Path) -> None:
+    bench = established(tmp_path)
     shutil.rmtree(bench.source_path())
     bench.create_source([(7, "x", 7)])
     for _ in range(5):
@@ -94,23 +93,23 @@ def test_source_dropped_and_recreated(tmp_path: Path, stream_engine: StreamEngin
     ],
 )
 def test_unknown_config_values_are_refused_before_any_write(
-    tmp_path: Path, stream_engine: StreamEngine, config: str, fragments: list[str]
+    tmp_path: Path, config: str, fragments: list[str]
 ) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model(config)}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"log": stream_model(config)})
     bench.create_source([(1, "a", 1)])
     bench.refused("log", *fragments)
     assert bench.target_version("log") is None and bench.offsets_version() is None
 
 
-def test_schema_change_that_on_schema_change_does_not_allow(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine, "start_at='latest', on_schema_change='fail'")
+def test_schema_change_that_on_schema_change_does_not_allow(tmp_path: Path) -> None:
+    bench = established(tmp_path, "start_at='latest', on_schema_change='fail'")
     wider = people([(9, "z", 9)]).append_column("email", pa.array(["z@x"], pa.string()))
     write_deltalake(bench.source_path(), wider, mode="append", schema_mode="merge")
     bench.refused("log", f"Stream {STREAM}", "columns of app.t no longer match", "added: email", "--full-refresh")
 
 
-def test_schema_change_appended_when_allowed(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = established(tmp_path, stream_engine, "start_at='latest', on_schema_change='append_new_columns'")
+def test_schema_change_appended_when_allowed(tmp_path: Path) -> None:
+    bench = established(tmp_path, "start_at='latest', on_schema_change='append_new_columns'")
     wider = people([(9, "z", 9)]).append_column("email", pa.array(["z@x"], pa.string()))
     write_deltalake(bench.source_path(), wider, mode="append", schema_mode="merge")
     bench.run()

@@ -8,11 +8,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
-import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from tests.functional.engines import StreamEngine
-from tests.functional.streams import CDF, StreamBench, stream_model
+from tests.functional.streams import CDF, StreamBench, model_results, stream_model
 
 
 def rows(*items: tuple) -> Counter:
@@ -22,9 +20,9 @@ def rows(*items: tuple) -> Counter:
 # --- seed 002_49919da25407724e.txt ----------------------------------------------------------------
 
 
-def test_seed_standard_case(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_seed_standard_case(tmp_path: Path) -> None:
     """STANDARD mode: each consuming run appends exactly what the seed's SELECT showed at that step."""
-    bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")})
     bench.create_source([])  # CREATE TABLE + change_tracking, then CREATE TABLE STREAM
     bench.run()
     bench.append([(1, "Alice", 20), (2, "Bob", 25), (3, "Charlie", 30), (4, "David", 35), (5, "Eve", 40)])
@@ -54,7 +52,7 @@ def test_seed_standard_case(tmp_path: Path, stream_engine: StreamEngine) -> None
     assert bench.run_appended("consume_log") == Counter()
 
 
-def test_seed_append_only_case(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_seed_append_only_case(tmp_path: Path) -> None:
     """APPEND_ONLY: inserts as committed, never updates or deletes.
 
     The seed never consumes its stream, so every SELECT shows the same five inserts with their
@@ -67,7 +65,6 @@ def test_seed_append_only_case(tmp_path: Path, stream_engine: StreamEngine) -> N
             "pending": stream_model("stream_mode='append_only', start_at={'version': 0}"),
             "consumer": stream_model("stream_mode='append_only', start_at='latest'"),
         },
-        engine=stream_engine,
     )
     bench.create_source([])
     bench.run("-s", "consumer")
@@ -96,12 +93,11 @@ def test_seed_append_only_case(tmp_path: Path, stream_engine: StreamEngine) -> N
 # --- seed 000_210065e67959f97a.txt ----------------------------------------------------------------
 
 
-def test_seed_orders_example(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_seed_orders_example(tmp_path: Path) -> None:
     bench = StreamBench(
         tmp_path,
         {"orders_changes": stream_model("start_at='latest'", source="orders")},
         sources=("orders",),
-        engine=stream_engine,
     )
     path = str(bench.warehouse / "app.db" / "orders")
     schema = pa.schema(
@@ -144,11 +140,10 @@ def test_seed_orders_example(tmp_path: Path, stream_engine: StreamEngine) -> Non
 # --- offsets ----------------------------------------------------------------------------------------
 
 
-def test_two_models_keep_independent_offsets(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_two_models_keep_independent_offsets(tmp_path: Path) -> None:
     bench = StreamBench(
         tmp_path,
         {"first": stream_model("start_at='latest'"), "second": stream_model("start_at='latest'")},
-        engine=stream_engine,
     )
     bench.create_source([(1, "a", 1)])
     bench.run()
@@ -169,14 +164,14 @@ def test_two_models_keep_independent_offsets(tmp_path: Path, stream_engine: Stre
 
 
 def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(
-    tmp_path: Path, stream_engine: StreamEngine
+    tmp_path: Path
 ) -> None:
     failing = (
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select *, case when id = 99 then raise_error('bad row 99') else 1 end as checked\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'"), "strict": failing}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'"), "strict": failing})
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "b", 2), (99, "x", 0)])
@@ -196,15 +191,15 @@ def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(
 
     failed = bench.invoke("run", "-s", "strict")
     assert not failed.success
-    assert "bad row 99" in str(failed.result.results[0].message)
+    assert "bad row 99" in str(model_results(failed)[0].message)
     assert bench.offsets() == offsets_before
     assert bench.target_version("strict") == strict_before
 
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"), (99, "x", 0, "INSERT"))
 
 
-def test_full_refresh_starts_a_new_epoch(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()}, engine=stream_engine)
+def test_full_refresh_starts_a_new_epoch(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     bench.source().delete("id = 1")
@@ -220,8 +215,8 @@ def test_full_refresh_starts_a_new_epoch(tmp_path: Path, stream_engine: StreamEn
 # --- start_at ----------------------------------------------------------------------------------------
 
 
-def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()}, engine=stream_engine)
+def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.source().update(updates={"age": "age * 10"}, predicate="id = 3")
     first = bench.run_appended("log")
@@ -234,8 +229,8 @@ def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path
     assert bench.run_appended("log") == rows((4, "d", 4, "INSERT"))
 
 
-def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, engine=stream_engine)
+def test_start_at_latest_skips_what_is_there(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
     bench.create_source([(1, "a", 1)])
     assert bench.run_appended("log") == Counter()
     assert bench.target_version("log") == 0  # created empty, with the model's columns
@@ -244,8 +239,8 @@ def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_engine: Stre
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, engine=stream_engine)
+def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")})
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.source().update(updates={"age": "0"}, predicate="id = 1")
     assert bench.run_appended("log") == rows(
@@ -253,16 +248,16 @@ def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_en
     )
 
 
-def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, engine=stream_engine)
+def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")})
     bench.create_source([(1, "a", 1)], change_feed=False)
     bench.source().alter.set_table_properties(CDF)
     bench.append([(2, "b", 2)])
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-def test_start_at_version_reads_changes_after_it(tmp_path: Path, stream_engine: StreamEngine) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")}, engine=stream_engine)
+def test_start_at_version_reads_changes_after_it(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")})
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
     bench.append([(3, "c", 3)])  # version 2
@@ -270,9 +265,9 @@ def test_start_at_version_reads_changes_after_it(tmp_path: Path, stream_engine: 
 
 
 def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(
-    tmp_path: Path, stream_engine: StreamEngine
+    tmp_path: Path
 ) -> None:
-    bench = StreamBench(tmp_path, {}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {})
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
     bench.append([(3, "c", 3)])  # version 2
@@ -285,28 +280,32 @@ def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(
 # --- crash between the target commit and the offsets append -----------------------------------------
 
 
-@pytest.mark.parametrize("fault", ["after_target_commit", "after_offsets_append"])
-def test_kill_during_the_commit_protocol_applies_nothing_twice(
-    tmp_path: Path, stream_engine: StreamEngine, fault: str
-) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, engine=stream_engine)
+def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path) -> None:
+    """A `dbt run` process SIGKILLed after the target commit, then after the offsets append; each
+    time the next run applies nothing twice and loses nothing. One warehouse for both, so the
+    second crash also starts from a recovered stream."""
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, processes=True)
     bench.create_source([(1, "a", 1)])
     bench.run()
-    bench.append([(2, "b", 2), (3, "c", 3)])
-    offsets_before = len(bench.offsets())
+    expected = rows()
+    for key, fault in enumerate(["after_target_commit", "after_offsets_append"]):
+        new = [(10 * key + 2, "b", 2), (10 * key + 3, "c", 3)]
+        bench.append(new)
+        expected += rows(*[(*row, "INSERT") for row in new])
+        offsets_before = len(bench.offsets())
 
-    bench.crash(fault)
-    assert bench.target_rows("log") == rows((2, "b", 2, "INSERT"), (3, "c", 3, "INSERT"))
-    expected_offsets = offsets_before if fault == "after_target_commit" else offsets_before + 1
-    assert len(bench.offsets()) == expected_offsets
+        bench.crash(fault)
+        assert bench.target_rows("log") == expected
+        assert len(bench.offsets()) == offsets_before + (fault == "after_offsets_append")
 
-    bench.append([(4, "d", 4)])
-    bench.run()
-    assert bench.target_rows("log") == rows((2, "b", 2, "INSERT"), (3, "c", 3, "INSERT"), (4, "d", 4, "INSERT"))
-    assert bench.offsets()[-1]["to_version"] == bench.source().version()
+        bench.append([(10 * key + 4, "d", 4)])
+        expected += rows((10 * key + 4, "d", 4, "INSERT"))
+        bench.run()
+        assert bench.target_rows("log") == expected
+        assert bench.offsets()[-1]["to_version"] == bench.source().version()
 
 
-def test_ref_stream_chains_on_a_model_output(tmp_path: Path, stream_engine: StreamEngine) -> None:
+def test_ref_stream_chains_on_a_model_output(tmp_path: Path) -> None:
     upstream = (
         "{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',"
         " tblproperties={'delta.enableChangeDataFeed': 'true'}) }}\n"
@@ -316,7 +315,7 @@ def test_ref_stream_chains_on_a_model_output(tmp_path: Path, stream_engine: Stre
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select id, age, __change_type from {{ dbt_tablestream.ref_stream('people_current') }}"
     )
-    bench = StreamBench(tmp_path, {"people_current": upstream, "people_changes": downstream}, engine=stream_engine)
+    bench = StreamBench(tmp_path, {"people_current": upstream, "people_changes": downstream})
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     assert bench.target_rows("people_changes") == Counter()

@@ -48,8 +48,8 @@ def test_directory_sql_matches_golden(statements: list[Statement]) -> None:
     assert text == GOLDEN.read_text()
 
 
-def test_spark_parses_the_directory_sql(statements: list[Statement], engine) -> None:
-    parser = engine.spark._jsparkSession.sessionState().sqlParser()
+def test_spark_parses_the_directory_sql(statements: list[Statement], spark) -> None:
+    parser = spark._jsparkSession.sessionState().sqlParser()
     for statement in statements:
         parser.parsePlan(statement.sql)
     sql = "\n".join(statement.sql for statement in statements)
@@ -81,12 +81,12 @@ def test_spark_parses_the_directory_sql(statements: list[Statement], engine) -> 
         (["$^|{}"], "$^|{}", True),
     ],
 )
-def test_glob_regex_matches_like_the_embedded_engine(
-    renderer: SparkRenderer, engine, patterns: list[str], path: str, matches: bool
+def test_glob_regex_matches_like_fnmatch(
+    renderer: SparkRenderer, spark, patterns: list[str], path: str, matches: bool
 ) -> None:
     import fnmatch
 
     regex = str(renderer.model("orders_current").call("glob_regex", patterns))
     literal = regex.replace("\\", "\\\\").replace("'", "\\'")
-    assert engine.spark.sql(f"select '{path}' rlike '{literal}'").collect()[0][0] is matches
+    assert spark.sql(f"select '{path}' rlike '{literal}'").collect()[0][0] is matches
     assert any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns) is matches

@@ -75,8 +75,8 @@ def test_every_model_has_a_golden_file(rendered: dict[str, list[Statement]]) -> 
     assert sorted(p.stem for p in GOLDEN.glob("*.sql")) == sorted(rendered)
 
 
-def test_spark_parses_every_statement(rendered: dict[str, list[Statement]], engine) -> None:
-    parser = engine.spark._jsparkSession.sessionState().sqlParser()
+def test_spark_parses_every_statement(rendered: dict[str, list[Statement]], spark) -> None:
+    parser = spark._jsparkSession.sessionState().sqlParser()
     failures = []
     checked = 0
     for model, statements in rendered.items():
@@ -105,8 +105,8 @@ def test_spark_parses_every_statement(rendered: dict[str, list[Statement]], engi
         ("describe history app..orders", False),
     ],
 )
-def test_delta_grammar_check_rejects_what_delta_rejects(sql: str, accepted: bool, engine) -> None:
-    parser = engine.spark._jsparkSession.sessionState().sqlParser()
+def test_delta_grammar_check_rejects_what_delta_rejects(sql: str, accepted: bool, spark) -> None:
+    parser = spark._jsparkSession.sessionState().sqlParser()
     assert is_delta_statement(sql)
     try:
         check_delta_statement(sql, parser)

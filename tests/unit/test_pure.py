@@ -1,72 +1,16 @@
-"""Pure-Python parts of the engine: no Spark, no dbt invocation."""
+"""Pure Python pieces of the local adapter: profile checks, the session's settings, Java detection."""
 
 from __future__ import annotations
 
-import datetime as dt
-from decimal import Decimal
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt_tablestream.embedded._adapter import TablestreamCredentials, sql_literal
-from dbt_tablestream.embedded._arrow import normalize_schema, normalize_type
-from dbt_tablestream.embedded._engine import own_error, parse_directive
-from dbt_tablestream.embedded._java import java_major_version
-from dbt_tablestream.embedded._session import check_warehouse
-from dbt_tablestream.exceptions import ChangeFeedError, DirectiveError, EngineStartError
-
-
-@pytest.mark.parametrize(
-    "value,literal",
-    [
-        (None, "NULL"),
-        (True, "true"),
-        (12, "12"),
-        (1.5, "1.5"),
-        (Decimal("2"), "2BD"),
-        (Decimal("2.50"), "2.50"),
-        (dt.date(2024, 1, 2), "DATE '2024-01-02'"),
-        (dt.datetime(2024, 1, 2, 3, 4, 5), "TIMESTAMP '2024-01-02 03:04:05'"),
-        ("bob's \\ path", "'bob\\'s \\\\ path'"),
-    ],
-)
-def test_sql_literal(value: object, literal: str) -> None:
-    assert sql_literal(value) == literal
-
-
-def test_parse_directive_after_dbt_query_comment() -> None:
-    sql = '/* {"app": "dbt"} */\n/* tablestream:{"op": "write", "path": "a\\/b"} */\nselect 1'
-    parsed = parse_directive(sql)
-    assert parsed == ({"op": "write", "path": "a/b"}, "select 1")
-    assert parse_directive("select 1 /* plain comment */") is None
-
-
-def test_malformed_directive_is_an_error() -> None:
-    with pytest.raises(DirectiveError, match="Malformed"):
-        parse_directive("/* tablestream:{nope} */ select 1")
-    with pytest.raises(DirectiveError, match="needs an 'op'"):
-        parse_directive('/* tablestream:{"x": 1} */ select 1')
-
-
-def test_normalize_types_for_spark_and_delta() -> None:
-    assert normalize_type(pa.string_view()) == pa.string()
-    assert normalize_type(pa.timestamp("ms")) == pa.timestamp("us")
-    assert normalize_type(pa.timestamp("ms", tz="Asia/Tokyo")) == pa.timestamp("us", tz="UTC")
-    assert normalize_type(pa.uint64()) == pa.int64()
-    nested = normalize_schema(pa.schema([("l", pa.list_(pa.string_view()))]))
-    assert nested.field("l").type == pa.list_(pa.field("item", pa.string()))
-
-
-def test_own_errors_are_unwrapped_from_spark_tracebacks() -> None:
-    wrapped = Exception(
-        "[TABLE_VALUED_FUNCTION_FAILED_TO_ANALYZE_IN_PYTHON] Failed: Traceback (most recent call last):\n"
-        '  File "x.py", line 1\ndbt_tablestream.exceptions.ChangeFeedError: feed is off. Enable it. SQLSTATE: 38000; line 1'
-    )
-    own = own_error(wrapped)
-    assert isinstance(own, ChangeFeedError) and str(own) == "feed is off. Enable it."
-    assert own_error(Exception("[TABLE_OR_VIEW_NOT_FOUND] x")) is None
+from dbt.adapters.tablestream._java import java_major_version
+from dbt.adapters.tablestream._session import check_warehouse, delta_package, session_settings
+from dbt.adapters.tablestream.connections import TablestreamCredentials
+from dbt_tablestream.exceptions import EngineStartError
 
 
 def test_check_warehouse(tmp_path: Path) -> None:
@@ -92,12 +36,36 @@ def test_java_version_parsing(tmp_path: Path) -> None:
     assert java_major_version(fake("j21", 'openjdk version "21" 2023-09-19')) == 21
 
 
+def test_delta_package_follows_the_installed_versions() -> None:
+    from importlib import metadata
+
+    spark_minor = ".".join(metadata.version("pyspark").split(".")[:2])
+    assert delta_package() == f"io.delta:delta-spark_{spark_minor}_2.13:{metadata.version('delta-spark')}"
+
+
+def test_session_settings_keep_the_warehouse_under_the_project_and_take_overrides(tmp_path: Path) -> None:
+    settings = session_settings(tmp_path, {"spark.sql.shuffle.partitions": "8"})
+    assert settings["spark.sql.warehouse.dir"] == tmp_path.as_posix()
+    assert f"databaseName={(tmp_path / 'metastore_db').as_posix()}" in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    assert f"-Dderby.system.home={tmp_path.as_posix()}" in settings["spark.driver.extraJavaOptions"]
+    assert settings["spark.sql.shuffle.partitions"] == "8"
+    assert settings["spark.jars.packages"] == delta_package()
+    assert settings["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+    # The offline way: the user's jars, and no package to fetch.
+    offline = session_settings(tmp_path, {"spark.jars": "/jars/a.jar", "spark.driver.extraJavaOptions": "-Dx=1"})
+    assert "spark.jars.packages" not in offline and offline["spark.jars"] == "/jars/a.jar"
+    assert offline["spark.driver.extraJavaOptions"].endswith(" -Dx=1")
+
+
 def test_credentials_validation() -> None:
     good = {"schema": "analytics", "warehouse": "./wh", "threads": 2}
     TablestreamCredentials.validate(good)
-    with pytest.raises(DbtRuntimeError, match="Unknown key\\(s\\) in the tablestream profile: host"):
-        TablestreamCredentials.validate({**good, "host": "x"})
+    with pytest.raises(DbtRuntimeError, match="Unknown key\\(s\\) in the tablestream profile: warehose"):
+        TablestreamCredentials.validate({**good, "warehose": "x"})
     with pytest.raises(DbtRuntimeError, match="needs `schema:`"):
         TablestreamCredentials.from_dict({"warehouse": "./wh"})
+    with pytest.raises(DbtRuntimeError, match="use `type: spark` with that method"):
+        TablestreamCredentials.from_dict({"schema": "s", "method": "thrift"})
     creds = TablestreamCredentials.from_dict({"schema": "s", "warehouse": "wh"})
     assert creds.warehouse_path("/projects/p") == Path("/projects/p/wh")
+    assert creds.server_side_parameters["spark.sql.ansi.enabled"] == "false"

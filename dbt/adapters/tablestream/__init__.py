@@ -1,13 +1,10 @@
-"""dbt's entry point for `type: tablestream`; the implementation lives in dbt_tablestream.embedded."""
+"""dbt's entry point for `type: tablestream`: a thin plugin over dbt-spark's session method."""
 
 from dbt.adapters.base import AdapterPlugin
 
+from dbt.adapters.tablestream.connections import TablestreamConnectionManager, TablestreamCredentials
+from dbt.adapters.tablestream.impl import TablestreamAdapter
 from dbt.include import tablestream
-from dbt_tablestream.embedded._adapter import (
-    TablestreamAdapter,
-    TablestreamConnectionManager,
-    TablestreamCredentials,
-)
 
 Plugin = AdapterPlugin(
     adapter=TablestreamAdapter,  # type: ignore[arg-type]

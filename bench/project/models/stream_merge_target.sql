@@ -1,4 +1,0 @@
-{{ config(materialized='stream_merge', unique_key='id') }}
-
-select id, grp, name, amount, batch, __change_type, __commit_version
-from {{ dbt_tablestream.source_stream('app', 'src') }}

@@ -1,0 +1,187 @@
+"""The local SparkSession behind `type: tablestream`: delta-spark, settings for a small machine,
+the warehouse and metastore under the project, and one session per dbt thread.
+
+No SQL is sent from here: every statement comes from dbt-spark's macros and the package's
+`spark__` macros (docs/architecture.md, "The local adapter").
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dbt.adapters.events.logging import AdapterLogger
+
+from dbt.adapters.tablestream._java import require_java
+from dbt_tablestream.exceptions import EngineStartError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = AdapterLogger("Tablestream")
+
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+LOOPBACK = "127.0.0.1"
+
+DELTA_SETTINGS: Mapping[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+# Spark's defaults are sized for clusters. On a laptop or a 2-core CI machine they turn every
+# tiny statement into hundreds of tasks: 200 shuffle partitions, and 10,000-way file listing
+# (VACUUM of a tiny table took 90 s with it). Each is overridable in `server_side_parameters`.
+SMALL_MACHINE_SETTINGS: Mapping[str, str] = {
+    "spark.master": "local[*]",
+    "spark.app.name": "dbt-tablestream",
+    "spark.driver.memory": "4g",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    # Nothing the session starts listens beyond this machine.
+    "spark.driver.host": LOOPBACK,
+    "spark.driver.bindAddress": LOOPBACK,
+}
+
+
+def delta_package() -> str:
+    """The Maven coordinate of delta-spark's jar for the installed pyspark and delta-spark,
+    named as delta-spark's own `configure_spark_with_delta_pip` names it."""
+    try:
+        delta_version = metadata.version("delta-spark")
+        spark_version = metadata.version("pyspark")
+    except metadata.PackageNotFoundError as error:
+        raise EngineStartError(
+            f"The tablestream adapter needs pyspark and delta-spark installed ({error.name} is missing). "
+            "Install them with `pip install dbt-tablestream`, which pins versions that work together."
+        ) from error
+    spark_minor = ".".join(spark_version.split(".")[:2])
+    return f"io.delta:delta-spark_{spark_minor}_2.13:{delta_version}"
+
+
+def session_settings(warehouse: Path, overrides: Mapping[str, str]) -> dict[str, str]:
+    """Every setting of the local session, the profile's `server_side_parameters` last."""
+    settings = dict(SMALL_MACHINE_SETTINGS)
+    settings.update(DELTA_SETTINGS)
+    # With `spark.jars` the user brings the jars (the offline way); otherwise Spark fetches them.
+    if "spark.jars" not in overrides:
+        settings["spark.jars.packages"] = delta_package()
+    metastore = warehouse / "metastore_db"
+    settings["spark.sql.warehouse.dir"] = warehouse.as_posix()
+    settings["spark.hadoop.javax.jdo.option.ConnectionURL"] = (
+        f"jdbc:derby:;databaseName={metastore.as_posix()};create=true"
+    )
+    java_options = f"-Dderby.system.home={warehouse.as_posix()} -Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}"
+    settings.update(overrides)
+    if "spark.driver.extraJavaOptions" in overrides:
+        settings["spark.driver.extraJavaOptions"] = f"{java_options} {overrides['spark.driver.extraJavaOptions']}"
+    else:
+        settings["spark.driver.extraJavaOptions"] = java_options
+    return settings
+
+
+def check_warehouse(warehouse: Path) -> Path:
+    """Resolve the warehouse directory, creating it if needed; raise if it cannot be written."""
+    warehouse = warehouse.expanduser().resolve()
+    remedy = "Point the profile's `warehouse` at a directory you can write (it is created if missing)."
+    if warehouse.exists() and not warehouse.is_dir():
+        raise EngineStartError(f"The warehouse {warehouse} is not a directory. {remedy}")
+    for ancestor in [warehouse, *warehouse.parents]:
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise EngineStartError(f"The warehouse {warehouse} cannot be created: {ancestor} is a file. {remedy}")
+            if not os.access(ancestor, os.W_OK | os.X_OK):
+                raise EngineStartError(f"The warehouse {warehouse} is not writable ({ancestor}). {remedy}")
+            break
+    try:
+        warehouse.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise EngineStartError(f"The warehouse {warehouse} is not writable: {error}. {remedy}") from error
+    return warehouse
+
+
+class LocalSpark:
+    """The process's one SparkContext, and a SparkSession per thread that asks for one.
+
+    Sessions made with `newSession()` share the SparkContext, the catalog and cached data, but
+    not SQL settings: Delta's `write.txnAppId`, `write.txnVersion` and
+    `commitInfo.userMetadata` set by one dbt thread are not seen by another.
+    """
+
+    _lock = threading.Lock()
+    _root: SparkSession | None = None
+    _threads = threading.local()
+
+    @classmethod
+    def session(cls, warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
+        session = getattr(cls._threads, "session", None)
+        if session is None:
+            root = cls.root(warehouse, overrides)
+            session = root.newSession()
+            cls._apply_runtime_settings(session, session_settings(warehouse, overrides))
+            cls._threads.session = session
+        return session
+
+    @classmethod
+    def root(cls, warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
+        with cls._lock:
+            if cls._root is None:
+                cls._root = start_session(warehouse, overrides)
+            return cls._root
+
+    @staticmethod
+    def _apply_runtime_settings(session: SparkSession, settings: Mapping[str, str]) -> None:
+        """A session started elsewhere in the process (a notebook, a test fixture) keeps its static
+        settings; the runtime ones are set on each thread's session so they hold all the same."""
+        for key, value in settings.items():
+            if key.startswith("spark.sql.") or key.startswith("spark.databricks."):
+                try:
+                    if session.conf.isModifiable(key) and session.conf.get(key, None) != value:
+                        session.conf.set(key, value)
+                except Exception as error:  # a setting this Spark does not know: Spark says why
+                    logger.debug(f"tablestream: could not set {key}: {error}")
+
+
+def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
+    """Start (or join) this process's SparkSession with delta-spark configured for ``warehouse``."""
+    require_java()
+    warehouse = check_warehouse(warehouse)
+    # Workers must run the interpreter that runs dbt.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    settings = session_settings(warehouse, overrides)
+    existing = SparkContext._active_spark_context
+    builder = SparkSession.builder.enableHiveSupport()
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as error:
+        raise EngineStartError(
+            f"The local Spark session could not start: {error}. If delta-spark's jars could not be fetched, "
+            "see the README's 'Offline' section (spark.jars)."
+        ) from error
+    if existing is not None:
+        running = spark.conf.get("spark.sql.warehouse.dir", "")
+        if Path(running.removeprefix("file:")).resolve() != warehouse:
+            logger.warning(
+                f"tablestream: this process already runs a Spark session with warehouse {running}; "
+                f"the profile's warehouse {warehouse} applies only when dbt starts the session."
+            )
+    spark.sparkContext.setLogLevel("ERROR")
+    # PySpark logs every failed query as JSON on stderr; dbt already reports the error once.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    return spark

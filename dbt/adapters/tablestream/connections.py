@@ -1,0 +1,138 @@
+"""Profile and connections of `type: tablestream`: dbt-spark's session method on the local
+SparkSession of `_session`, one Spark session per dbt thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.exceptions import FailedToConnectError
+from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
+from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.tablestream._session import LocalSpark
+from dbt_tablestream.exceptions import TablestreamError
+
+ADAPTER_TYPE = "tablestream"
+PROFILE_KEYS = ("schema", "database", "warehouse", "server_side_parameters")
+# Keys dbt itself puts in every profile target, besides the adapter's own fields.
+_DBT_PROFILE_KEYS = frozenset({"type", "threads", "retries"})
+
+
+@dataclass
+class TablestreamCredentials(SparkCredentials):
+    """A warehouse directory, a default schema and optional Spark settings."""
+
+    method: SparkConnectionMethod = SparkConnectionMethod.SESSION
+    host: str | None = "localhost"
+    warehouse: str = "./warehouse"
+    server_side_parameters: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def validate(cls, data: Any) -> None:
+        if isinstance(data, dict):
+            # dbt validates the profile with every field filled in, dbt-spark's included.
+            known = {item.name for item in fields(cls)} | _DBT_PROFILE_KEYS
+            unknown = sorted(set(data) - known)
+            if unknown:
+                raise DbtRuntimeError(
+                    f"Unknown key(s) in the tablestream profile: {', '.join(unknown)}. "
+                    f"Accepted keys: {', '.join(sorted({*PROFILE_KEYS, 'threads'}))}. "
+                    "Spark settings go under `server_side_parameters:`; for a Spark cluster use `type: spark`."
+                )
+        super().validate(data)
+
+    def __post_init__(self) -> None:
+        if not self.schema:
+            raise DbtRuntimeError("The tablestream profile needs `schema:` (the default schema for models).")
+        if not isinstance(self.server_side_parameters, dict):
+            raise DbtRuntimeError(
+                "`server_side_parameters` in the tablestream profile must be a mapping of Spark settings."
+            )
+        if self.method != SparkConnectionMethod.SESSION:
+            raise DbtRuntimeError(
+                f"The tablestream profile runs a local Spark session; method {self.method!r} is for a cluster: "
+                "use `type: spark` with that method (docs: the README's 'Clusters' section)."
+            )
+        super().__post_init__()
+
+    @property
+    def type(self) -> str:
+        return ADAPTER_TYPE
+
+    @property
+    def unique_field(self) -> str:
+        return self.warehouse
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        return ("warehouse", "schema", "server_side_parameters")
+
+    def warehouse_path(self, project_root: str | None = None) -> Path:
+        path = Path(self.warehouse).expanduser()
+        if not path.is_absolute() and project_root:
+            path = Path(project_root) / path
+        return path.resolve()
+
+
+class ThreadSessionCursor(Cursor):
+    """dbt-spark's session cursor, on the calling thread's own Spark session."""
+
+    def __init__(self, warehouse: Path, settings: dict[str, str]) -> None:
+        super().__init__(server_side_parameters=settings)
+        self.warehouse = warehouse
+
+    def execute(self, sql: str, *parameters: Any) -> None:
+        from pyspark.errors import AnalysisException
+
+        if parameters:
+            sql = sql % parameters
+        session = LocalSpark.session(self.warehouse, self.server_side_parameters)
+        try:
+            self._df = session.sql(sql)
+        except AnalysisException as error:
+            raise DbtRuntimeError(str(error)) from error
+
+
+class ThreadSessionConnection:
+    def __init__(self, warehouse: Path, settings: dict[str, str]) -> None:
+        self.warehouse = warehouse
+        self.settings = settings
+
+    def cursor(self) -> ThreadSessionCursor:
+        return ThreadSessionCursor(self.warehouse, self.settings)
+
+
+class ThreadSessionConnectionWrapper(SessionConnectionWrapper):
+    @classmethod
+    def _fix_binding(cls, value: Any) -> str | float:
+        """Seed values as SQL literals. dbt-spark's session method quotes strings without escaping
+        them and renders None as 'None'; a seed with an apostrophe or an empty cell failed."""
+        if value is None:
+            return "NULL"
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return super()._fix_binding(value)
+
+
+class TablestreamConnectionManager(SparkConnectionManager):
+    TYPE = ADAPTER_TYPE
+    project_root: ClassVar[str | None] = None
+
+    @classmethod
+    def open(cls, connection: Connection) -> Connection:
+        if connection.state == ConnectionState.OPEN:
+            return connection
+        credentials: TablestreamCredentials = connection.credentials  # type: ignore[assignment]
+        warehouse = credentials.warehouse_path(cls.project_root)
+        settings = {key: str(value) for key, value in credentials.server_side_parameters.items()}
+        try:
+            LocalSpark.root(warehouse, settings)
+        except TablestreamError as error:
+            connection.state = ConnectionState.FAIL  # type: ignore[assignment]
+            raise FailedToConnectError(str(error)) from error
+        connection.handle = ThreadSessionConnectionWrapper(ThreadSessionConnection(warehouse, settings))  # type: ignore[arg-type]
+        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+        return connection

@@ -1,0 +1,146 @@
+{#-- The commit protocol's write step (docs/architecture.md, "Exactly once"): the target DML as one
+     Delta commit carrying the stream's marker, and the proof that the commit is this run's own. --#}
+
+
+{#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
+     'merge') as the run's one marked commit. Returns its response: code 'SKIPPED' when a
+     concurrent run had already applied the window, and rows_affected. --#}
+{% macro stream_commit(target, sql, mode, stream) %}
+  {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream)) }}
+{% endmacro %}
+
+
+{#-- The target DML as one marked Delta commit. Before it, the target's marker says whether the
+     window is still this run's to apply; after it, whether Delta applied it or skipped it because
+     a concurrent run had (a SetTransaction at or above this version). --#}
+{% macro spark__stream_commit(target, sql, mode, stream) %}
+  {%- if mode != 'overwrite' -%}
+    {%- set verdict = dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.spark__stream_target_marker(target, stream.stream)) -%}
+    {%- if verdict == 'applied' -%}
+      {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
+    {%- endif -%}
+  {%- endif -%}
+  {%- for statement_sql in dbt_tablestream.spark__stream_commit_open_sql(stream) -%}
+    {%- do run_query(statement_sql) -%}
+  {%- endfor -%}
+  {%- call statement('main', fetch_result=True) -%}
+    {{ sql }}
+  {%- endcall -%}
+  {%- for statement_sql in dbt_tablestream.spark__stream_commit_close_sql() -%}
+    {%- do run_query(statement_sql) -%}
+  {%- endfor -%}
+  {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(target, 50)).rows -%}
+  {%- set own = dbt_tablestream.spark__own_commit(history, stream) -%}
+  {%- if own is not none -%}
+    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.spark__rows_written(load_result('main'), history, own)}) }}
+  {%- endif -%}
+  {%- set marker = dbt_tablestream.spark__find_marker(history, stream.stream) -%}
+  {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}
+    {#-- Delta skipped the write: another run had recorded this window for the stream's app id. --#}
+    {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
+  {%- endif -%}
+  {{ exceptions.raise_compiler_error(
+      "Stream " ~ stream.stream ~ ": the write to " ~ target ~ " for the window (" ~ stream.after ~ ", " ~ stream.through
+      ~ "] of " ~ stream.source ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
+      ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
+      ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
+{% endmacro %}
+
+
+{#-- This run's own commit of the window: the oldest recent commit whose marker names this stream
+     id, this window's end and this invocation. Commits made while the marker was set (Delta's
+     auto-compaction right after the write) carry it too, so the oldest is the write itself. --#}
+{% macro spark__own_commit(history_rows, stream) %}
+  {%- set found = namespace(marker=none) -%}
+  {%- for row in history_rows -%}
+    {%- set metadata = row['userMetadata'] -%}
+    {%- if metadata is string and '"tablestream.stream"' in metadata -%}
+      {%- set parsed = fromjson(metadata) -%}
+      {%- if parsed is mapping and parsed.get('tablestream.stream_id') == stream.stream_id
+            and (parsed.get('tablestream.to') | int) == stream.through
+            and parsed.get('tablestream.invocation_id') == invocation_id -%}
+        {%- set found.marker = {'commit_version': row['version'] | int, 'stream_id': stream.stream_id, 'to': stream.through} -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(found.marker) }}
+{% endmacro %}
+
+
+{% macro default__stream_commit(target, sql, mode, stream) %}
+  {{ dbt_tablestream.engine_not_supported('stream_commit') }}
+{% endmacro %}
+
+
+{#-- The session settings that make the next DML one marked, idempotent Delta commit: a
+     SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
+     carrying the marker. The value is backquoted so no character of it ends the statement. --#}
+{% macro spark__stream_commit_open_sql(stream) %}
+  {%- set metadata = tojson(dbt_tablestream.stream_marker_metadata(stream)) | replace('`', '``') -%}
+  {{ return([
+      'set spark.databricks.delta.write.txnAppId = ' ~ stream.stream_id,
+      'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
+      'set spark.databricks.delta.commitInfo.userMetadata = `' ~ metadata ~ '`',
+  ]) }}
+{% endmacro %}
+
+
+{#-- Delta leaves the settings in place after a write, and a later DML on the session would then
+     be marked, or skipped, as this stream's: reset them every time. --#}
+{% macro spark__stream_commit_close_sql() %}
+  {{ return([
+      'reset spark.databricks.delta.write.txnAppId',
+      'reset spark.databricks.delta.write.txnVersion',
+      'reset spark.databricks.delta.commitInfo.userMetadata',
+  ]) }}
+{% endmacro %}
+
+
+{#-- MERGE reports num_affected_rows; an INSERT or CREATE reports nothing, so the commit's
+     operationMetrics (numOutputRows) in the target's history are read instead. --#}
+{% macro spark__rows_written(result, history, marker) %}
+  {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
+    {{ return(result.table.rows[0]['num_affected_rows'] | int) }}
+  {%- endif -%}
+  {%- for row in history if marker is not none and (row['version'] | int) == marker.commit_version -%}
+    {%- set metrics = row['operationMetrics'] -%}
+    {%- if metrics is mapping and 'numOutputRows' in metrics -%}
+      {{ return(metrics['numOutputRows'] | int) }}
+    {%- endif -%}
+    {%- set found = modules.re.search('numOutputRows\\W+(\\d+)', metrics | string) -%}
+    {{ return(found.group(1) | int if found else none) }}
+  {%- endfor -%}
+  {{ return(none) }}
+{% endmacro %}
+
+
+{#-- The commitInfo marker of a stream commit (DESIGN.md section 6). --#}
+{% macro stream_marker_metadata(stream) %}
+  {{ return({
+      'tablestream.stream': stream.stream,
+      'tablestream.stream_id': stream.stream_id,
+      'tablestream.epoch': stream.epoch,
+      'tablestream.from': stream.after,
+      'tablestream.to': stream.through,
+      'tablestream.source': stream.source,
+      'tablestream.source_table_id': stream.source_table_id,
+      'tablestream.invocation_id': invocation_id,
+  }) }}
+{% endmacro %}
+
+
+{#-- What the target's marker says of a window about to be applied (mode append or merge):
+     'apply', or 'applied' when a concurrent run already applied all of it. A marker between the
+     window's start and end means a concurrent run moved the stream mid-window: refused. --#}
+{% macro stream_marker_verdict(stream, marker) %}
+  {%- set applied = (marker.to | int) if marker is not none and marker.stream_id == stream.stream_id else none -%}
+  {%- if applied is not none and applied >= stream.through -%}
+    {{ return('applied') }}
+  {%- endif -%}
+  {%- if applied is not none and applied > stream.after -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream.stream ~ " is being consumed by another run: it applied the source up to version "
+        ~ applied ~ " after this run read from version " ~ stream.after ~ ". Nothing was written; run again to apply what is left.") }}
+  {%- endif -%}
+  {{ return('apply') }}
+{% endmacro %}

@@ -1,0 +1,25 @@
+{#-- Delta's metadata statements, as SQL builders that run nothing (golden- and parser-tested in
+     tests/spark_sql). Each piece of table metadata is read once per run. --#}
+
+
+{#-- Delta's own grammar: (DESC | DESCRIBE) HISTORY table (LIMIT n)?; newest commit first. --#}
+{% macro spark__describe_history_sql(relation, limit) %}
+  {{ return('describe history ' ~ relation ~ (' limit ' ~ limit if limit is not none else '')) }}
+{% endmacro %}
+
+
+{% macro spark__describe_detail_sql(relation) %}
+  {{ return('describe detail ' ~ relation) }}
+{% endmacro %}
+
+
+{% macro spark__table_properties_sql(relation) %}
+  {{ return('show tblproperties ' ~ relation) }}
+{% endmacro %}
+
+
+{#-- Spark normalises the user's start_at timestamp, so it compares with DESCRIBE HISTORY's in the
+     same session time zone. --#}
+{% macro spark__timestamp_sql(at_timestamp) %}
+  {{ return("select cast('" ~ (at_timestamp | replace("'", "''")) ~ "' as timestamp) as at_timestamp") }}
+{% endmacro %}

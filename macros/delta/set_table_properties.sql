@@ -1,0 +1,20 @@
+{#-- Set Delta table properties in one commit. --#}
+{% macro set_table_properties(relation, properties) %}
+  {{ return(adapter.dispatch('set_table_properties', 'dbt_tablestream')(relation, properties)) }}
+{% endmacro %}
+
+
+{% macro spark__set_table_properties(relation, properties) %}
+  {% call statement('set_table_properties') -%}
+    {{ dbt_tablestream.spark__set_table_properties_sql(relation, properties) }}
+  {%- endcall %}
+{% endmacro %}
+
+
+{% macro spark__set_table_properties_sql(relation, properties) %}
+  {%- set assignments = [] -%}
+  {%- for key, value in properties.items() -%}
+    {%- do assignments.append("'" ~ key ~ "' = '" ~ value ~ "'") -%}
+  {%- endfor -%}
+  {{ return('alter table ' ~ relation ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') }}
+{% endmacro %}

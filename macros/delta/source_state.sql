@@ -1,0 +1,69 @@
+{#-- What a stream needs of its source before it reads: latest version, table id, change feed. --#}
+
+
+{% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
+  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest)) }}
+{% endmacro %}
+
+
+
+{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
+  {%- set source = relation.schema ~ '.' ~ relation.identifier -%}
+  {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream_name ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
+  {%- endif -%}
+  {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0] -%}
+  {%- if (detail['format'] | lower) != 'delta' -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
+        ~ "Convert it with `CONVERT TO DELTA " ~ relation ~ "` or stream a Delta table.") }}
+  {%- endif -%}
+  {%- set latest = run_query(dbt_tablestream.spark__describe_history_sql(relation, 1)).rows[0] -%}
+  {%- set properties = {} -%}
+  {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(relation)).rows -%}
+    {%- do properties.update({row[0]: row[1]}) -%}
+  {%- endfor -%}
+  {%- set feed_enabled = (properties.get('delta.enableChangeDataFeed', 'false') | string | lower) == 'true' -%}
+
+  {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(relation, none)).rows if (want_earliest or at_timestamp is not none) else [] -%}
+  {%- set earliest = none -%}
+  {%- if want_earliest and feed_enabled -%}
+    {#-- The feed is on now; it has been on since the newest commit that set it, or since the
+         oldest commit still in the log. --#}
+    {%- set found = {'version': history[-1]['version'] | int} -%}
+    {%- for row in history if 'delta.enableChangeDataFeed' in (row['operationParameters'] | string) -%}
+      {%- if loop.first -%}{%- do found.update({'version': row['version'] | int}) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- set earliest = found.version -%}
+  {%- endif -%}
+  {%- set version_at_timestamp = none -%}
+  {%- if at_timestamp is not none -%}
+    {%- set moment = run_query(dbt_tablestream.spark__timestamp_sql(at_timestamp)).rows[0][0] -%}
+    {%- if moment is none -%}
+      {{ exceptions.raise_compiler_error(
+          "Stream " ~ stream_name ~ ": start_at timestamp '" ~ at_timestamp ~ "' is not ISO-8601 (e.g. '2024-01-15T10:00:00Z').") }}
+    {%- endif -%}
+    {%- set candidates = [] -%}
+    {%- for row in history if row['timestamp'] <= moment -%}{%- do candidates.append(row['version'] | int) -%}{%- endfor -%}
+    {%- if not candidates -%}
+      {{ exceptions.raise_compiler_error(
+          "Stream " ~ stream_name ~ ": the source " ~ source ~ " has no version committed at or before " ~ at_timestamp
+          ~ ". Use a later start_at timestamp, or start_at: earliest.") }}
+    {%- endif -%}
+    {%- set version_at_timestamp = candidates | max -%}
+  {%- endif -%}
+  {{ return({
+      'latest_version': latest['version'] | int,
+      'table_id': detail['id'],
+      'latest_timestamp': latest['timestamp'] | string,
+      'change_feed_enabled': feed_enabled,
+      'earliest_change_version': earliest,
+      'version_at_timestamp': version_at_timestamp,
+  }) }}
+{% endmacro %}
+
+
+{% macro default__stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
+  {{ dbt_tablestream.engine_not_supported('stream_source_state') }}
+{% endmacro %}

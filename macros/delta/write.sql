@@ -1,0 +1,90 @@
+{#-- The target DML of a stream run, as SQL builders: a create or replace, an append, or a MERGE of
+     net changes. stream_commit runs what they return as one marked Delta commit. --#}
+
+
+{#-- SQL that writes `sql` into `target` (mode 'overwrite' or 'append') as one Delta commit carrying
+     the stream's marker. --#}
+{% macro stream_write_sql(target, sql, mode, stream) %}
+  {{ return(adapter.dispatch('stream_write_sql', 'dbt_tablestream')(target, sql, mode, stream)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_write_sql(target, sql, mode, stream) %}
+  {%- if mode == 'overwrite' -%}
+    {%- set write_sql -%}
+create or replace table {{ target }}
+using delta
+{{ partition_cols(label="partitioned by") }}
+{{ location_clause() }}
+{{ comment_clause() }}
+{{ tblproperties_clause() }}
+as
+{{ sql }}
+    {%- endset -%}
+  {%- else -%}
+    {%- set write_sql -%}
+insert into {{ target }}
+{{ sql }}
+    {%- endset -%}
+  {%- endif -%}
+  {{ return(write_sql) }}
+{% endmacro %}
+
+
+{% macro default__stream_write_sql(target, sql, mode, stream) %}
+  {{ dbt_tablestream.engine_not_supported('stream_write_sql') }}
+{% endmacro %}
+
+
+{#-- SQL that MERGEs a stream's net changes (one row per key: INSERT, UPDATE_AFTER or DELETE) into
+     the target as one Delta commit carrying the stream's marker. --#}
+{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
+  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
+  {%- set is_delete = "source.`__change_type` = 'DELETE'" -%}
+  {%- set is_upsert = "source.`__change_type` <> 'DELETE'" -%}
+  {%- set soft = delete_mode == 'soft' -%}
+  {%- set soft_revive = ["target._deleted = false", "target._deleted_version = null", "target._deleted_at = null"] if soft else [] -%}
+  {%- set on = [] -%}
+  {%- for key in keys -%}
+    {%- do on.append('target.' ~ adapter.quote(key) ~ ' = source.' ~ adapter.quote(key)) -%}
+  {%- endfor -%}
+  {%- set assignments = [] -%}
+  {%- for column in update_columns -%}
+    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+  {%- endfor -%}
+  {%- set quoted_inserts = [] -%}
+  {%- set insert_values = [] -%}
+  {%- for column in insert_columns -%}
+    {%- do quoted_inserts.append(adapter.quote(column)) -%}
+    {%- do insert_values.append('source.' ~ adapter.quote(column)) -%}
+  {%- endfor -%}
+  {%- set merge_sql -%}
+merge into {{ target }} as target
+using (
+{{ source_sql }}
+) as source
+on {{ on | join(' and ') }}
+{%- if delete_mode == 'hard' %}
+when matched and {{ is_delete }} then delete
+{%- elif soft %}
+when matched and {{ is_delete }} then update set
+  target._deleted = true, target._deleted_version = source.`__commit_version`, target._deleted_at = source.`__commit_timestamp`
+{%- endif %}
+{%- if assignments or soft_revive %}
+when matched and {{ is_upsert }} then update set
+  {{ (assignments + soft_revive) | join(',\n  ') }}
+{%- endif %}
+when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_deleted', '_deleted_version', '_deleted_at'] if soft else [])) | join(', ') }})
+  values ({{ (insert_values + (['false', 'null', 'null'] if soft else [])) | join(', ') }})
+  {%- endset -%}
+  {{ return(merge_sql) }}
+{% endmacro %}
+
+
+{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
+  {{ dbt_tablestream.engine_not_supported('stream_merge_sql') }}
+{% endmacro %}

@@ -1,0 +1,33 @@
+{#-- Appending to the offsets log: created empty from the row's own select, then appended. --#}
+
+
+{% macro append_offsets_row(relation, select_sql) %}
+  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql)) }}
+{% endmacro %}
+
+
+{% macro spark__append_offsets_row(relation, select_sql) %}
+  {% call statement('create_stream_offsets') -%}
+    {{ dbt_tablestream.spark__offsets_log_create_sql(relation, select_sql) }}
+  {%- endcall %}
+  {% call statement('append_stream_offset') -%}
+    {{ dbt_tablestream.spark__offsets_log_append_sql(relation, select_sql) }}
+  {%- endcall %}
+{% endmacro %}
+
+
+{% macro default__append_offsets_row(relation, select_sql) %}
+  {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}
+{% endmacro %}
+
+
+{#-- The offsets log is created empty from the row's own select (so its columns are the row's) and
+     then appended: blind appends of different streams do not conflict in Delta. --#}
+{% macro spark__offsets_log_create_sql(relation, select_sql) %}
+  {{ return('create table if not exists ' ~ relation ~ ' using delta as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
+{% endmacro %}
+
+
+{% macro spark__offsets_log_append_sql(relation, select_sql) %}
+  {{ return('insert into ' ~ relation ~ '\n' ~ select_sql) }}
+{% endmacro %}

@@ -1,0 +1,40 @@
+{#-- Test-only hooks at the steps of the commit protocol (before_target_commit,
+     after_target_commit, after_offsets_append): DBT_TABLESTREAM_FAULT=<point> kills the process
+     there; DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds it there, to line up concurrent runs. --#}
+{% macro fault_point(point) %}
+  {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
+  {%- if pause and pause.split(':')[0] == point -%}
+    {%- do adapter.dispatch('pause_point', 'dbt_tablestream')(point, pause.split(':')[1] | float) -%}
+  {%- endif -%}
+  {%- if env_var('DBT_TABLESTREAM_FAULT', '') == point -%}
+    {{ return(adapter.dispatch('fault_point', 'dbt_tablestream')(point)) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{% macro spark__pause_point(point, seconds) %}
+  {%- do run_query(dbt_tablestream.spark__pause_sql(seconds)) -%}
+{% endmacro %}
+
+
+{% macro default__pause_point(point, seconds) %}
+  {{ dbt_tablestream.engine_not_supported('pause_point') }}
+{% endmacro %}
+
+
+{% macro spark__pause_sql(seconds) %}
+  {{ return("select java_method('java.lang.Thread', 'sleep', cast(" ~ ((seconds * 1000) | int) ~ " as bigint)) as paused") }}
+{% endmacro %}
+
+
+{#-- Where the process cannot be killed from here (a cluster's client), the run stops with an
+     error at the point: nothing after it runs. --#}
+{% macro default__fault_point(point) %}
+  {{ exceptions.raise_compiler_error("tablestream test fault at " ~ point) }}
+{% endmacro %}
+
+
+{#-- The local adapter's dbt process dies at the point (SIGKILL), as a crash would kill it. --#}
+{% macro tablestream__fault_point(point) %}
+  {%- do adapter.kill_for_test_fault(point) -%}
+{% endmacro %}

@@ -1,0 +1,98 @@
+"""The local delta-spark session the functional tests share, and dbt in a process of its own.
+
+One SparkSession (the `tablestream` adapter's own, started once per pytest process) serves every
+in-process dbt invocation. Its Hive metastore is embedded Derby, which one process opens at a
+time, so a test that needs a second process (a SIGKILL at a protocol step) runs every dbt step of
+that test as a subprocess with a warehouse and metastore of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+_SHARED: dict[str, Any] = {}
+
+
+def shared_warehouse() -> Path:
+    if "warehouse" not in _SHARED:
+        import tempfile
+
+        _SHARED["warehouse"] = Path(tempfile.mkdtemp(prefix="tablestream-warehouse-"))
+    return _SHARED["warehouse"]
+
+
+def shared_spark() -> Any:
+    """The adapter's root session, started on first use with the profile's defaults."""
+    if "spark" not in _SHARED:
+        from dbt.adapters.tablestream._session import LocalSpark
+
+        _SHARED["spark"] = LocalSpark.root(shared_warehouse(), {})
+    return _SHARED["spark"]
+
+
+def local_profile(warehouse: Path | None = None, **extra: Any) -> dict[str, Any]:
+    profile = {
+        "type": "tablestream",
+        "schema": "analytics",
+        "warehouse": str(warehouse or shared_warehouse()),
+        "threads": 1,
+    }
+    profile.update(extra)
+    return profile
+
+
+def sql_path(path: Path) -> str:
+    return str(path.resolve()).replace("'", "\\'")
+
+
+def relocate_schemas(warehouse: Path, schemas: tuple[str, ...] = ("app", "analytics")) -> None:
+    """Point the shared catalog's schemas at this test's warehouse folder, forgetting the last test's."""
+    spark = shared_spark()
+    for schema in schemas:
+        location = warehouse / f"{schema}.db"
+        location.mkdir(parents=True, exist_ok=True)
+        spark.sql(f"drop schema if exists {schema} cascade")
+        spark.sql(f"create schema {schema} location '{sql_path(location)}'")
+
+
+def register_tables(warehouse: Path, schema: str = "app") -> None:
+    """Register the Delta tables written by path (delta-rs) under `<schema>.db`, and forget
+    registered tables whose folder is gone: the catalog then says what the files say."""
+    spark = shared_spark()
+    folder = warehouse / f"{schema}.db"
+    registered = {row.tableName for row in spark.sql(f"show tables in {schema}").collect() if not row.isTemporary}
+    present = {entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()} if folder.is_dir() else set()
+    for name in sorted(registered - present):
+        spark.sql(f"drop table if exists {schema}.`{name}`")
+    for name in sorted(present - registered):
+        spark.sql(f"create table {schema}.`{name}` using delta location '{sql_path(folder / name)}'")
+
+
+def register_tables_hook(warehouse: Path, tables: tuple[str, ...], schema: str = "app") -> list[str]:
+    """The same registration as `on-run-start` statements, for dbt runs in a process of their own."""
+    folder = warehouse / f"{schema}.db"
+    statements = [f"create schema if not exists {schema} location '{sql_path(folder)}'"]
+    statements += [
+        f"create table if not exists {schema}.`{name}` using delta location '{sql_path(folder / name)}'"
+        for name in tables
+    ]
+    return statements
+
+
+def dbt_process(project_root: Path, env_extra: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """`dbt run` (or `args`) in a process of its own, without this process's test hooks."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("DBT_TABLESTREAM_")}
+    env.update(env_extra)
+    dbt = Path(sys.executable).with_name("dbt")
+    root = str(project_root)
+    return subprocess.Popen(
+        [str(dbt), *(args or ("run",)), "--project-dir", root, "--profiles-dir", root],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
