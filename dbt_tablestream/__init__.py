@@ -1,14 +1,12 @@
-"""Table streams for Spark lakehouse tables: a dbt package and its embedded Delta engine.
+"""Table streams for Spark lakehouse tables: the Python tools around the dbt package.
 
 Importing this package has no side effects: no Spark session starts and nothing is written
-until an engine is asked for explicitly.
+until a tool is asked to.
 """
 
 from __future__ import annotations
 
 from dbt_tablestream.exceptions import (
-    ChangeFeedError,
-    DirectiveError,
     EngineStartError,
     IngestError,
     ProfileError,
@@ -19,8 +17,6 @@ from dbt_tablestream.exceptions import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "ChangeFeedError",
-    "DirectiveError",
     "EngineStartError",
     "IngestError",
     "ProfileError",

@@ -18,7 +18,8 @@ class StreamStatus:
     offset_time: datetime | None
     source_version: int | None
     source_time: datetime | None
-    stale: bool
+    # None when not checked: the Delta logs alone do not say whether the next window can be read.
+    stale: bool | None
     problem: str | None
     target: str
     last_run: datetime | None
@@ -100,7 +101,7 @@ def status_row(status: StreamStatus) -> tuple[str, ...]:
         text(status.source_version),
         text(status.lag_versions),
         duration(status.lag),
-        "STALE" if status.stale else "no",
+        "-" if status.stale is None else ("STALE" if status.stale else "no"),
         status.target,
         moment(status.last_run),
         text(status.rows_written),

@@ -1,12 +1,13 @@
 """The `tablestream` command: the streams of a dbt project, their position, lag and health.
 
-    tablestream status [--json]                     every stream, like `show_streams`
+    tablestream status [--json] [--check]           every stream: offset, lag, last run
     tablestream history STREAM [--json]             the offsets log of one stream
     tablestream reset STREAM [--to-version N | --to-timestamp TS]
 
-On the embedded engine (`type: tablestream`) `status` and `history` read the Delta tables
-directly and start no Spark. On other engines, and for `reset`, the command runs the package's
-dbt operations (`dbt run-operation dbt_tablestream.<name>`) with the project's profile.
+On the local profile (`type: tablestream`) `status` and `history` read the offsets log and the
+sources' Delta logs with delta-rs and start no Spark. `status --check`, every other profile, and
+`reset` run the package's dbt operations (`dbt run-operation dbt_tablestream.<name>`) with the
+project's profile; `show_streams` also checks that each stream's next window can be read.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="print JSON for scripts")
     root = argparse.ArgumentParser(prog="tablestream", description=__doc__.split("\n\n")[0])
     commands = root.add_subparsers(dest="command", required=True)
-    commands.add_parser("status", parents=[common], help="every stream: offset, lag, staleness, last run")
+    status = commands.add_parser("status", parents=[common], help="every stream: offset, lag, last run")
+    status.add_argument(
+        "--check", action="store_true", help="also check each stream's next window through dbt (starts Spark)"
+    )
     history = commands.add_parser("history", parents=[common], help="the offsets log of one stream")
     history.add_argument("stream")
     reset = commands.add_parser("reset", parents=[common], help="move a stream (a new epoch)")
@@ -90,7 +94,7 @@ def load_target(args: argparse.Namespace) -> tuple[Path, Path, dict[str, Any]]:
     return project_dir, directory, render_env(outputs[target_name])
 
 
-def embedded_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
+def local_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
     warehouse = Path(str(target.get("warehouse", "./warehouse"))).expanduser()
     return warehouse if warehouse.is_absolute() else (project_dir / warehouse).resolve()
 
@@ -98,7 +102,9 @@ def embedded_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
 def run_operation(project_dir: Path, directory: Path, args: argparse.Namespace, macro: str, macro_args: dict) -> int:
     from dbt.cli.main import dbtRunner
 
+    # With --json, stdout holds the JSON alone: dbt's own log lines are quieted.
     command = [
+        *(["--quiet"] if getattr(args, "json", False) else []),
         "run-operation",
         f"dbt_tablestream.{macro}",
         "--args",
@@ -119,17 +125,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         project_dir, directory, target = load_target(args)
         schema = args.schema or target.get("schema")
-        embedded = target.get("type") == "tablestream"
-        if args.command == "status" and embedded:
-            from dbt_tablestream.embedded._status import stream_statuses
+        local = target.get("type") == "tablestream"
+        if args.command == "status" and local and not args.check:
+            from dbt_tablestream._offsets import stream_statuses
 
-            statuses = stream_statuses(embedded_warehouse(project_dir, target), str(schema))
+            statuses = stream_statuses(local_warehouse(project_dir, target), str(schema))
             print(statuses_json(statuses) if args.json else status_table(statuses))
+            if not args.json:
+                print(
+                    "\n(stale: not checked here; `tablestream status --check` asks Spark whether each next window can be read)"
+                )
             return 0
-        if args.command == "history" and embedded:
-            from dbt_tablestream.embedded._status import stream_history
+        if args.command == "history" and local:
+            from dbt_tablestream._offsets import stream_history
 
-            rows = stream_history(embedded_warehouse(project_dir, target), str(schema), args.stream)
+            rows = stream_history(local_warehouse(project_dir, target), str(schema), args.stream)
             if not rows:
                 print(f"No stream {args.stream} in {schema}.tablestream_offsets.", file=sys.stderr)
                 return 1

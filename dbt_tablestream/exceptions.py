@@ -8,19 +8,11 @@ class TablestreamError(Exception):
 
 
 class EngineStartError(TablestreamError):
-    """The embedded engine cannot start (Java missing or too old, unusable warehouse)."""
+    """The local Spark session cannot start (Java missing or too old, unusable warehouse, no jars)."""
 
 
 class ProfileError(TablestreamError):
-    """A `type: tablestream` profile has an unknown key or an invalid value."""
-
-
-class ChangeFeedError(TablestreamError):
-    """A change feed read cannot be served as asked (feed disabled, range out of bounds)."""
-
-
-class DirectiveError(TablestreamError):
-    """An engine directive embedded in SQL is malformed."""
+    """A dbt project or profile the `tablestream` command was pointed at cannot be used."""
 
 
 class StreamError(TablestreamError):

@@ -2,7 +2,7 @@
 
     from dbt_tablestream.streams import open_stream
 
-    stream = open_stream(warehouse="warehouse", source="app.orders", name="orders_sync",
+    stream = open_stream(spark=spark, source="app.orders", name="orders_sync",
                          offsets_schema="analytics")
     stream.read().show()                 # the pending changes; reading does not advance
     with stream.consume() as window:     # advances only if the block completes
@@ -10,7 +10,8 @@
 
 A stream here is the same cursor the dbt materializations keep: its position is the latest row
 for its name in ``<offsets_schema>.tablestream_offsets``, so ``tablestream status`` shows
-streams from both. The offset moves only after the consuming write has committed.
+streams from both. The offset moves only after the consuming write has committed. It runs on any
+SparkSession with delta-spark (the local profile's, a cluster's, Databricks').
 ``window.append_to`` writes with the stream's commit marker (exactly once: a crash between the
 write and the offset is recovered from the marker); a write of your own inside ``consume`` is
 applied at least once.
@@ -19,20 +20,17 @@ applied at least once.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbt_tablestream.exceptions import StreamError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
-    from dbt_tablestream.embedded._engine import Engine
+    from pyspark.sql import DataFrame, SparkSession
 
 T = TypeVar("T")
 MODES = ("standard", "append_only")
@@ -60,7 +58,7 @@ class StreamWindow:
         self.after = position.offset
         self.through = through
         self.view = view
-        self.dataframe: DataFrame = stream.engine.sql(stream._window_sql(view))
+        self.dataframe: DataFrame = stream.spark.sql(stream._window_sql(view))
         self.rows_written: int | None = None
         self.target: str | None = None
 
@@ -106,11 +104,11 @@ class Consumption:
 
 
 class TableStream:
-    """A stream over a Delta source on the embedded engine. Use :func:`open_stream`."""
+    """A stream over a Delta source on a SparkSession with delta-spark. Use :func:`open_stream`."""
 
     def __init__(
         self,
-        engine: Engine,
+        spark: SparkSession,
         *,
         source: str,
         name: str,
@@ -128,103 +126,116 @@ class TableStream:
             raise StreamError(
                 f"Stream {name}: start_at takes 'latest', 'earliest' or {{'version': N}}; got {start_at!r}."
             )
-        self.engine = engine
+        # Delta's txn settings that mark a write are session-wide: this stream's own session keeps
+        # them away from the caller's.
+        self.spark = spark.newSession()
         self.name = name
         self.source = f"{schema.lower()}.{table.lower()}"
-        self.source_schema, self.source_table = schema.lower(), table.lower()
+        self.relation = f"`{schema.lower()}`.`{table.lower()}`"
         self.offsets_schema = offsets_schema.lower()
+        self.offsets_relation = f"`{self.offsets_schema}`.`tablestream_offsets`"
         self.mode = mode
         self.start_at = start_at
         self.target = target.lower() if target else None
         self._position()  # creates the stream: its start is logged now, so later changes are pending
 
     # ----- where the stream stands ------------------------------------------------------------
-    @property
-    def _source_path(self) -> str:
-        return str(self.engine.catalog.table_path(self.source_schema, self.source_table))
-
-    @property
-    def _offsets_path(self) -> str:
-        from dbt_tablestream.embedded._status import OFFSETS_TABLE
-
-        return str(self.engine.catalog.table_path(self.offsets_schema, OFFSETS_TABLE))
-
     def _remedy(self) -> str:
         return (
             f"Reset the stream with `tablestream reset {self.name} --schema {self.offsets_schema} --to-version <v>` "
             "(a version whose changes can still be read), or open it again under a new name."
         )
 
-    def _position(self) -> Position:
-        from dbt_tablestream.embedded._delta import is_delta_table
-        from dbt_tablestream.embedded._log import source_state
-        from dbt_tablestream.embedded._status import latest_offset_row
+    def _source_state(self) -> tuple[int, str]:
+        """The source's latest version and Delta table id."""
+        if not self.spark.catalog.tableExists(self.source):
+            raise StreamError(f"Stream {self.name}: the source {self.source} does not exist.")
+        detail = self.spark.sql(f"describe detail {self.relation}").collect()[0]
+        latest = self.spark.sql(f"describe history {self.relation} limit 1").collect()[0]
+        return int(latest["version"]), str(detail["id"])
 
-        row = latest_offset_row(self._offsets_path, self.name) if is_delta_table(self._offsets_path) else None
+    def _logged(self) -> dict[str, Any] | None:
+        if not self.spark.catalog.tableExists(f"{self.offsets_schema}.tablestream_offsets"):
+            return None
+        rows = self.spark.sql(
+            f"select epoch, to_version, source_table_id, mode from {self.offsets_relation} "
+            f"where stream_name = '{self.name}' order by epoch desc, to_version desc nulls last, committed_at desc limit 1"
+        ).collect()
+        return rows[0].asDict() if rows else None
+
+    def _position(self) -> Position:
+        row = self._logged()
         if row is not None and row["to_version"] is not None:
             logged = Position(int(row["epoch"]), int(row["to_version"]), row["source_table_id"])
             marked = self._marked_position()
             # A consume that wrote its target but died before logging its offset: the marker wins.
             return max(logged, marked, key=lambda p: (p.epoch, p.offset)) if marked else logged
         # New, or reset back to its start: log where it starts, in a new epoch.
-        state = source_state(self._source_path, self.source, self.name, want_earliest=self.start_at == "earliest")
+        latest, table_id = self._source_state()
         if self.start_at == "latest":
-            start = state.latest_version
+            start = latest
         elif self.start_at == "earliest":
-            if state.earliest_change_version is None:
-                raise StreamError(
-                    f"Stream {self.name}: the source {self.source} has no readable change feed. Enable it with "
-                    f"`dbt run-operation dbt_tablestream.enable_change_tracking --args '{{relation: {self.source}}}'`."
-                )
-            start = state.earliest_change_version - 1
+            start = self._earliest_change_version(latest) - 1
         else:
             assert isinstance(self.start_at, Mapping)
             start = int(self.start_at["version"])
-            if start > state.latest_version:
+            if start > latest:
                 raise StreamError(
-                    f"Stream {self.name}: start_at version {start} is beyond the latest version "
-                    f"{state.latest_version} of {self.source}."
+                    f"Stream {self.name}: start_at version {start} is beyond the latest version {latest} of {self.source}."
                 )
         epoch = int(row["epoch"]) if row is not None else 0
-        self._log_offset(epoch, state.table_id, None, start, None, "")
-        return Position(epoch, start, state.table_id)
+        self._log_offset(epoch, table_id, None, start, None, "")
+        return Position(epoch, start, table_id)
+
+    def _earliest_change_version(self, latest: int) -> int:
+        """The commit that turned the change feed on, or the oldest commit in the log."""
+        history = self.spark.sql(f"describe history {self.relation}").collect()
+        enabled = [
+            int(row["version"])
+            for row in history
+            if re.search(r"enableChangeDataFeed\W+true", str(row["operationParameters"]), re.IGNORECASE)
+        ]
+        return max(enabled) if enabled else min(int(row["version"]) for row in history)
 
     def _log_offset(
         self, epoch: int, table_id: str | None, after: int | None, through: int, rows: int | None, target: str
     ) -> None:
-        import pyarrow as pa
+        def literal(value: object) -> str:
+            if value is None:
+                return "null"
+            if isinstance(value, int):
+                return str(value)
+            return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-        from dbt_tablestream.embedded._delta import write_table
-        from dbt_tablestream.embedded._status import OFFSETS_SCHEMA, OFFSETS_TABLE
-
-        row = {
-            "stream_name": self.name,
-            "epoch": epoch,
-            "stream_id": f"tablestream/{self.name}/{epoch}",
-            "source": self.source,
-            "source_table_id": table_id,
-            "mode": self.mode,
-            "from_version": after,
-            "to_version": through,
-            "target": target or f"python.{self.name}",
-            "rows_written": rows,
-            "invocation_id": f"pyspark-{uuid.uuid4()}",
-            "committed_at": datetime.now(timezone.utc),
-        }
-        self.engine.catalog.create_schema(self.offsets_schema)
-        write_table(self._offsets_path, pa.Table.from_pylist([row], schema=OFFSETS_SCHEMA), "append")
-        self.engine.catalog.register_table(self.offsets_schema, OFFSETS_TABLE)
+        select = (
+            f"select {literal(self.name)} as stream_name, cast({epoch} as bigint) as epoch, "
+            f"{literal(f'tablestream/{self.name}/{epoch}')} as stream_id, {literal(self.source)} as source, "
+            f"cast({literal(table_id)} as string) as source_table_id, {literal(self.mode)} as mode, "
+            f"cast({literal(after)} as bigint) as from_version, cast({literal(through)} as bigint) as to_version, "
+            f"{literal(target or f'python.{self.name}')} as target, cast({literal(rows)} as bigint) as rows_written, "
+            f"{literal(f'pyspark-{uuid.uuid4()}')} as invocation_id, current_timestamp() as committed_at"
+        )
+        self.spark.sql(f"create schema if not exists `{self.offsets_schema}`")
+        self.spark.sql(
+            f"create table if not exists {self.offsets_relation} using delta as select * from ({select}) where 1 = 0"
+        )
+        self.spark.sql(f"insert into {self.offsets_relation} {select}")
 
     def _marked_position(self) -> Position | None:
-        from dbt_tablestream.embedded._log import target_marker
-
-        if self.target is None:
+        """The newest commit on the target made by this stream, from its commitInfo.userMetadata."""
+        if self.target is None or not self.spark.catalog.tableExists(self.target):
             return None
-        schema, _, name = self.target.partition(".")
-        marker = target_marker(str(self.engine.catalog.table_path(schema, name)), self.name)
-        if marker is None:
-            return None
-        return Position(int(marker["epoch"]), int(marker["to"]), marker.get("source_table_id"))
+        for row in self.spark.sql(f"describe history {self.target} limit 50").collect():
+            metadata = row["userMetadata"]
+            if isinstance(metadata, str) and '"tablestream.stream"' in metadata:
+                marker = json.loads(metadata)
+                if marker.get("tablestream.stream") == self.name:
+                    return Position(
+                        int(marker["tablestream.epoch"]),
+                        int(marker["tablestream.to"]),
+                        marker.get("tablestream.source_table_id"),
+                    )
+        return None
 
     @property
     def offset(self) -> int:
@@ -239,46 +250,35 @@ class TableStream:
         return self._open_window().dataframe
 
     def _open_window(self) -> StreamWindow:
-        from dbt_tablestream.embedded._log import source_state
-
         position = self._position()
-        latest = source_state(self._source_path, self.source, self.name).latest_version
-        view = None
+        latest, table_id = self._source_state()
+        if position.table_id is not None and table_id != position.table_id:
+            raise StreamError(
+                f"Stream {self.name}: the source {self.source} was dropped and recreated (Delta table id "
+                f"{position.table_id} is now {table_id}), so its versions no longer continue the stream. {self._remedy()}"
+            )
+        if position.offset > latest:
+            raise StreamError(
+                f"Stream {self.name}: its offset is version {position.offset} but the source {self.source} is only at "
+                f"version {latest}; the source was recreated or restored. {self._remedy()}"
+            )
+        window = None
         if latest > position.offset:
-            view = f"__tablestream_pystream__{self.name}__{position.epoch}__{position.offset}__{latest}"
-            directive = {
-                "op": "stream_window",
-                "schema": self.source_schema,
-                "name": self.source_table,
-                "source": self.source,
-                "stream": self.name,
-                "view": view,
-                "model": self.name,
-                "remedy": self._remedy(),
-                "kind": "changes",
-                "after": position.offset,
-                "through": latest,
-                "table_id": position.table_id,
-                "timestamp": None,
-            }
-            self.engine.run_directive(directive, "")
-        return StreamWindow(self, position, latest, view)
+            window = f"table_changes('{self.source}', {position.offset + 1}, {latest})"
+        return StreamWindow(self, position, latest, window)
 
-    def _window_sql(self, view: str | None) -> str:
-        fields = self.engine.columns_of(self.source_schema, self.source_table)
-        if fields is None:
-            raise StreamError(f"Stream {self.name}: the source {self.source} does not exist.")
-        columns = "".join(f"`{field.name}`, " for field in fields.fields)
-        if view is None:
+    def _window_sql(self, window: str | None) -> str:
+        columns = "".join(f"`{field.name}`, " for field in self.spark.table(self.relation).schema.fields)
+        if window is None:
             return (
                 f"select {columns}cast(null as string) as __change_type, cast(null as bigint) as __commit_version, "
-                f"cast(null as timestamp) as __commit_timestamp from `{self.source_schema}`.`{self.source_table}` where 1 = 0"
+                f"cast(null as timestamp) as __commit_timestamp from {self.relation} where 1 = 0"
             )
         cases = " ".join(f"when '{raw}' then '{name}'" for raw, name in CHANGE_TYPES.items())
         where = " where _change_type = 'insert'" if self.mode == "append_only" else ""
         return (
             f"select {columns}case _change_type {cases} end as __change_type, _commit_version as __commit_version, "
-            f"_commit_timestamp as __commit_timestamp from `{view}`{where}"
+            f"_commit_timestamp as __commit_timestamp from {window}{where}"
         )
 
     # ----- consuming --------------------------------------------------------------------------
@@ -315,51 +315,65 @@ class TableStream:
         )
 
     def _append(self, schema: str, name: str, sql: str, window: StreamWindow) -> int:
+        """One INSERT (or the CREATE of a new table) carrying the stream's marker: Delta skips it
+        when a previous consume already recorded this window for the stream's app id."""
         epoch = window.position.epoch
+        stream_id = f"tablestream/{self.name}/{epoch}"
         metadata = {
             "tablestream.stream": self.name,
-            "tablestream.stream_id": f"tablestream/{self.name}/{epoch}",
+            "tablestream.stream_id": stream_id,
             "tablestream.epoch": epoch,
             "tablestream.from": window.after,
             "tablestream.to": window.through,
             "tablestream.source": self.source,
             "tablestream.source_table_id": window.position.table_id,
         }
-        marker = {
-            "app_id": f"tablestream/{self.name}/{epoch}",
-            "version": window.through,
-            "after": window.after,
-            "metadata": metadata,
+        relation = f"`{schema}`.`{name}`"
+        exists = self.spark.catalog.tableExists(f"{schema}.{name}")
+        before = self._version(relation) if exists else None
+        settings = {
+            "spark.databricks.delta.write.txnAppId": stream_id,
+            "spark.databricks.delta.write.txnVersion": str(window.through),
+            "spark.databricks.delta.commitInfo.userMetadata": json.dumps(metadata),
         }
-        metadata["userMetadata"] = json.dumps(metadata)
-        result = self.engine.run_directive(
-            {"op": "write", "schema": schema, "name": name, "mode": "append", "marker": marker}, sql
-        )
-        return 0 if result.skipped else max(result.rows_affected, 0)
+        try:
+            for key, value in settings.items():
+                self.spark.conf.set(key, value)
+            if exists:
+                self.spark.sql(f"insert into {relation} {sql}")
+            else:
+                self.spark.sql(f"create table {relation} using delta as {sql}")
+        finally:
+            for key in settings:
+                self.spark.conf.unset(key)
+        if exists and self._version(relation) == before:
+            return 0  # skipped by Delta: this window was already written
+        metrics = self.spark.sql(f"describe history {relation} limit 1").collect()[0]["operationMetrics"] or {}
+        return int(metrics.get("numOutputRows", 0))
+
+    def _version(self, relation: str) -> int:
+        return int(self.spark.sql(f"describe history {relation} limit 1").collect()[0]["version"])
 
 
 def open_stream(
     *,
+    spark: SparkSession,
     source: str,
     name: str,
     offsets_schema: str,
-    warehouse: str | Path,
     mode: str = "standard",
     start_at: str | Mapping[str, int] = "latest",
     target: str | None = None,
 ) -> TableStream:
     """Open (creating on first use) the stream ``name`` over the Delta table ``source``.
 
-    ``warehouse`` is the directory of a `type: tablestream` profile; the stream reads through
-    that embedded engine's SparkSession. ``start_at``: 'latest' (changes committed after the
+    ``spark`` is a SparkSession with delta-spark. ``start_at``: 'latest' (changes committed after the
     stream is created, as a Zettapark stream), 'earliest' or ``{'version': N}`` (changes after N).
     ``target``: the table ``window.append_to`` writes; given, the stream also recovers its position
     from the target's commit marker after a crash between the write and the offset.
     """
-    from dbt_tablestream.embedded import get_engine
-
     return TableStream(
-        get_engine(warehouse),
+        spark,
         source=source,
         name=name,
         offsets_schema=offsets_schema,

@@ -3,7 +3,8 @@
 Run from anywhere: `python example_project/main.py`. It keeps its warehouse in
 example_project/warehouse and starts from an empty one each time.
 
-1. The application's `app.orders` is a Delta table (created here with delta-rs).
+1. The application's `app.orders` is a Delta table on the local Spark catalog (created with SQL by
+   the run-operation `create_app_tables`); its first orders are written with delta-rs.
 2. `enable_change_tracking` turns on its change data feed.
 3. `dbt build`: the table stream `orders_changes` starts from a snapshot (3 INSERT rows).
 4. The application changes its orders through the realtime writer (dbt_tablestream.ingest):
@@ -110,11 +111,13 @@ def main() -> None:
     # The landing folder (a volume): two files of orders from a partner, as JSON lines.
     land("partner_a.json", [(101, "Erin", 120.0), (102, "Frank", 80.5)])
     land("partner_b.json", [(201, "Grace", 42.0)])
+    dbt("deps")
+    dbt("run-operation", "create_app_tables")
     write_deltalake(
         str(ORDERS),
         orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed"), (3, "Carol", "500.00", "shipped")]),
+        mode="append",
     )
-    dbt("deps")
     dbt("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}")
     dbt("build")
     show_appended("first run (snapshot of the source)", None)

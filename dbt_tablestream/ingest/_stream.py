@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dbt_tablestream.embedded._delta import CHANGE_OPERATION, DELETE, UPSERT
 from dbt_tablestream.exceptions import IngestError
 from dbt_tablestream.ingest._options import FlushMode, RealtimeOperation, RealtimeOptions, RowOperator
-from dbt_tablestream.ingest._targets import PRIMARY_KEY_PROPERTY, SparkTarget, Target
+from dbt_tablestream.ingest._targets import CHANGE_OPERATION, DELETE, PRIMARY_KEY_PROPERTY, UPSERT, SparkTarget, Target
 from dbt_tablestream.ingest._types import Check, ValueRejected, value_check
 
 if TYPE_CHECKING:
@@ -409,7 +408,7 @@ class Connection:
         if self.spark is not None:
             target = SparkTarget(self.spark, schema, table)
         else:
-            from dbt_tablestream.embedded._ingest import DeltaTarget
+            from dbt_tablestream.ingest._delta_target import DeltaTarget
 
             assert self.warehouse is not None
             target = DeltaTarget(self.warehouse, schema, table)
@@ -438,7 +437,7 @@ class Connection:
 
 
 def connect(*, warehouse: str | Path | None = None, spark: SparkSession | None = None) -> Connection:
-    """Connect to an embedded-engine warehouse directory, or to a SparkSession with Delta."""
+    """Connect to a local warehouse folder (delta-rs, no JVM), or to a SparkSession with delta-spark."""
     if (warehouse is None) == (spark is None):
         raise IngestError(
             "connect() takes one of warehouse= (the directory of a `type: tablestream` profile) or spark= "

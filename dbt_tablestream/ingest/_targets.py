@@ -1,6 +1,6 @@
-"""Where a realtime stream commits: what every target offers, and the cluster engine's target, a
-Delta table through a SparkSession with delta-spark. The embedded engine's target (delta-rs) is
-`dbt_tablestream.embedded._ingest.DeltaTarget`.
+"""Where a realtime stream commits: what every target offers, and a Delta table of a SparkSession
+with delta-spark. A table of a warehouse folder, written by path with delta-rs so that no JVM
+starts, is `dbt_tablestream.ingest._delta_target.DeltaTarget`.
 
 Every commit carries a SetTransaction (the writer's id, the flush's sequence number), so a
 retried flush whose first attempt did commit is recognised and not written twice.
@@ -13,14 +13,23 @@ from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 
-from dbt_tablestream.embedded._delta import CHANGE_OPERATION, DELETE, UPSERT
 from dbt_tablestream.exceptions import IngestError
 from dbt_tablestream.ingest._options import RetryStatus
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 PRIMARY_KEY_PROPERTY = "tablestream.primary_key"
+
+# A flush of keyed changes carries one operation per key in this column: UPSERT or DELETE.
+CHANGE_OPERATION = "__tablestream_op"
+UPSERT, DELETE = "UPSERT", "DELETE"
+
+# Delta's idempotent DML settings: a write whose txnVersion for the txnAppId is not above the one
+# the table has recorded is skipped. They are SQL settings of a session, not options of a statement.
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 
 class Target(Protocol):
@@ -55,40 +64,58 @@ class SparkTarget:
     """
 
     def __init__(self, spark: SparkSession, schema: str, table: str) -> None:
-        self.spark = spark
         self.display = f"{schema}.{table}"
         self.relation = f"`{schema}`.`{table}`"
         if not spark.catalog.tableExists(f"{schema}.{table}"):
             raise missing_table(self.display, "in the Spark catalog")
+        # The txn settings hold for every statement of a session until unset. On a session of the
+        # writer's own (same SparkContext and catalog, its own SQL settings and temporary views),
+        # a statement the caller runs meanwhile, from any thread, is never taken for this flush
+        # and skipped by Delta.
+        self.spark = spark.newSession()
+        self.columns: StructType = self.spark.table(self.relation).schema
 
     def arrow_schema(self) -> pa.Schema:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        return to_arrow_schema(self.spark.table(self.relation).schema)
+        # A TIMESTAMP column holds instants; in Arrow an instant needs a zone, and UTC keeps the
+        # stored value. TIMESTAMP_NTZ stays without one.
+        return to_arrow_schema(self.columns, timezone="UTC")
 
     def properties(self) -> dict[str, str]:
         rows = self.spark.sql(f"SHOW TBLPROPERTIES {self.relation}").collect()
         return {str(row[0]): str(row[1]) for row in rows}
 
     def committed_sequence(self, writer_id: str) -> int | None:
-        # Delta records txnAppId/txnVersion but Spark SQL does not expose them; Delta skips the
-        # repeated write on its own (see _commit).
+        # Spark SQL does not expose the table's SetTransactions, and none is needed: a repeated
+        # flush carries the same txnVersion, so Delta skips it (see _commit).
         return None
+
+    def _frame_schema(self, rows: pa.Table) -> StructType:
+        """The buffer's Spark schema, from the table's own columns. Inferred from Arrow instead, a
+        naive timestamp would become a TIMESTAMP (Spark's default type) and shift on the way in by
+        the session's zone. Nullable: a DELETE carries only its key."""
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        columns = {field.name: field for field in self.columns.fields}
+        fields = [
+            StructField(name, StringType()) if name == CHANGE_OPERATION else StructField(name, columns[name].dataType)
+            for name in rows.column_names
+        ]
+        return StructType(fields)
 
     def _commit(self, rows: pa.Table, statement: str, writer_id: str, sequence: int) -> None:
         view = f"__tablestream_ingest_{uuid.uuid4().hex}"
-        self.spark.createDataFrame(rows).createOrReplaceTempView(view)
-        settings = {
-            "spark.databricks.delta.write.txnAppId": writer_id,
-            "spark.databricks.delta.write.txnVersion": str(sequence),
-        }
+        self.spark.createDataFrame(rows, schema=self._frame_schema(rows)).createOrReplaceTempView(view)
         try:
-            for key, value in settings.items():
-                self.spark.conf.set(key, value)
+            self.spark.conf.set(TXN_APP_ID, writer_id)
+            self.spark.conf.set(TXN_VERSION, str(sequence))
             self.spark.sql(statement.format(source=view))
         finally:
-            for key in settings:
-                self.spark.conf.unset(key)
+            # Delta does not reset them after a write: left set, the next statement on this
+            # session would carry this flush's version and be skipped as a repeat.
+            self.spark.conf.unset(TXN_APP_ID)
+            self.spark.conf.unset(TXN_VERSION)
             self.spark.catalog.dropTempView(view)
 
     def append(self, rows: pa.Table, writer_id: str, sequence: int) -> None:

@@ -65,7 +65,9 @@ def register_tables(warehouse: Path, schema: str = "app") -> None:
     spark = shared_spark()
     folder = warehouse / f"{schema}.db"
     registered = {row.tableName for row in spark.sql(f"show tables in {schema}").collect() if not row.isTemporary}
-    present = {entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()} if folder.is_dir() else set()
+    present = (
+        {entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()} if folder.is_dir() else set()
+    )
     for name in sorted(registered - present):
         spark.sql(f"drop table if exists {schema}.`{name}`")
     for name in sorted(present - registered):

@@ -64,7 +64,9 @@ class StreamBench:
             tmp_path / "project",
             self.warehouse,
             models={"sources.yml": sources_yml(*sources), **files},
-            profile=profile or local_profile(self.warehouse if processes else None),
+            # The profile names this test's folder, as a user's does; in-process the shared session
+            # keeps its own warehouse, and the schemas are pointed here (relocate_schemas).
+            profile=profile or local_profile(self.warehouse),
             on_run_start=hooks,
         )
         if not processes:

@@ -17,7 +17,6 @@ from deltalake.exceptions import CommitFailedError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dbt_tablestream.embedded._ingest import DeltaTarget
 from dbt_tablestream.ingest import (
     PRIMARY_KEY_PROPERTY,
     FlushMode,
@@ -27,6 +26,9 @@ from dbt_tablestream.ingest import (
     RowOperator,
     connect,
 )
+from dbt_tablestream.ingest._delta_target import DeltaTarget
+from dbt_tablestream.ingest._targets import TXN_APP_ID, TXN_VERSION, SparkTarget
+from tests.functional.local import register_tables, relocate_schemas, shared_spark
 from tests.functional.streams import CDF, PEOPLE, StreamBench
 
 TYPED = pa.schema(
@@ -197,19 +199,27 @@ class FailingOnce:
     """A commit conflict on the first attempt: raised before the write, or after it has committed
     (the write succeeded but its acknowledgement was lost)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, method: str, after_write: bool) -> None:
+    def __init__(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        method: str,
+        after_write: bool,
+        target: type = DeltaTarget,
+        conflict: Exception | None = None,
+    ) -> None:
         self.calls = 0
-        original = getattr(DeltaTarget, method)
+        original = getattr(target, method)
+        error = conflict or CommitFailedError("Transaction conflict: a concurrent transaction wrote to the table")
 
-        def flaky(target: Any, *args: Any) -> None:
+        def flaky(instance: Any, *args: Any) -> None:
             self.calls += 1
             if self.calls == 1:
                 if after_write:
-                    original(target, *args)
-                raise CommitFailedError("Transaction conflict: a concurrent transaction wrote to the table")
-            original(target, *args)
+                    original(instance, *args)
+                raise error
+            original(instance, *args)
 
-        monkeypatch.setattr(DeltaTarget, method, flaky)
+        monkeypatch.setattr(target, method, flaky)
 
 
 @pytest.mark.parametrize("after_write", [False, True], ids=["before_write", "after_write"])
@@ -376,3 +386,125 @@ def test_cdc_writer_matches_applying_each_row_in_order(
     assert len(flushes) <= stream.stats.commits
     assert all(entry.get("tablestream.ingest.writer") == stream.writer_id for entry in flushes)
     assert len(flushes) >= (1 if oracle else 0)
+
+
+# ----- connect(spark=...): delta-spark on the shared local session -----------------------------
+
+
+class ConcurrentAppendException(Exception):
+    """Stands in for delta-spark's conflict as PySpark surfaces it (the class name in the text)."""
+
+
+SPARK_CONFLICT = ConcurrentAppendException("[DELTA_CONCURRENT_APPEND] Files were added by a concurrent update.")
+
+
+def catalog_tables(tmp_path: Path, *tables: tuple[str, pa.Schema, str | None]) -> Path:
+    """Delta tables written by path with delta-rs in a fresh warehouse folder, registered in the
+    shared session's catalog as `app.<name>`; the folder."""
+    warehouse = tmp_path / "warehouse"
+    relocate_schemas(warehouse, ("app",))
+    for name, schema, key in tables:
+        create_table(warehouse, name, schema, key)
+    register_tables(warehouse)
+    return warehouse
+
+
+def operations(path: str, after: int) -> list[str]:
+    return [entry["operation"] for entry in sorted(DeltaTable(path).history(), key=lambda e: e["version"])][after + 1 :]
+
+
+def test_spark_writer_commits_each_flush_once_and_a_committed_retry_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """connect(spark=...) on delta-spark: one INSERT or MERGE per flush, each one Delta version with
+    the writer's SetTransaction; the first flush of each stream commits and then reports a conflict,
+    and its retry (same txnAppId and txnVersion) is skipped by Delta, so nothing is written twice."""
+    spark = shared_spark()
+    warehouse = catalog_tables(tmp_path, ("events", PEOPLE, None), ("people", PEOPLE, "id"))
+    events, people = str(warehouse / "app.db" / "events"), str(warehouse / "app.db" / "people")
+    events_created, people_created = DeltaTable(events).version(), DeltaTable(people).version()
+    appends = FailingOnce(monkeypatch, "append", True, SparkTarget, SPARK_CONFLICT)
+    merges = FailingOnce(monkeypatch, "apply_changes", True, SparkTarget, SPARK_CONFLICT)
+
+    with connect(spark=spark) as conn:
+        log = conn.get_realtime_stream("app", "events", options=sync(2, delay_ms=10))
+        for key in range(5):
+            log.apply(person(log, RowOperator.INSERT, key, f"n{key}", key))
+        changes = conn.get_realtime_stream("app", "people", operate=RealtimeOperation.CDC, options=sync(delay_ms=10))
+        for key in range(3):
+            changes.apply(person(changes, RowOperator.UPSERT, key, f"p{key}", key))
+        changes.flush()
+        changes.apply(person(changes, RowOperator.UPSERT, 1, "p1", 10))
+        changes.apply(person(changes, RowOperator.UPSERT, 1, "p1b", 11))  # the last change to a key wins
+        changes.apply(person(changes, RowOperator.DELETE_IGNORE, 2))
+        changes.apply(person(changes, RowOperator.DELETE_IGNORE, 9))  # absent: ignored
+    assert appends.calls == 4 and merges.calls == 3, "the first flush of each stream was tried twice"
+    assert log.stats.retries == 1 and log.stats.commits == 3
+    assert changes.stats.retries == 1 and changes.stats.commits == 2
+
+    assert rows_of(events) == [(key, f"n{key}", key) for key in range(5)], "the retried flush is not duplicated"
+    assert DeltaTable(events).version() == events_created + 3, "one Delta version per flush"
+    assert DeltaTable(events).transaction_version(log.writer_id) == 2
+    assert rows_of(people) == [(0, "p0", 0), (1, "p1b", 11)]
+    assert operations(people, people_created) == ["MERGE", "MERGE"], "one MERGE per flush"
+    assert DeltaTable(people).transaction_version(changes.writer_id) == 1
+
+    # Delta does not reset the txn settings after a write, and the writer does: a later statement
+    # on the writer's session, or on the caller's, is not taken for a repeat of the last flush.
+    assert isinstance(log.target, SparkTarget)
+    log.target.spark.sql("insert into app.events values (100, 'writer session', 1)")
+    spark.sql("insert into app.events values (101, 'caller session', 1)")
+    assert DeltaTable(events).version() == events_created + 5
+    for session in (log.target.spark, spark):
+        assert session.conf.get(TXN_APP_ID, None) is None and session.conf.get(TXN_VERSION, None) is None
+
+
+def test_spark_writer_skips_a_flush_whose_version_the_table_has_recorded(tmp_path: Path) -> None:
+    """Delta's own check, without the stream's retry logic: the same (writer id, sequence) again,
+    or an older sequence, commits nothing; a new writer id or a higher sequence commits."""
+    warehouse = catalog_tables(tmp_path, ("events", PEOPLE, None))
+    path = str(warehouse / "app.db" / "events")
+    target = SparkTarget(shared_spark(), "app", "events")
+    batch = pa.table({"id": pa.array([1], pa.int32()), "name": ["once"], "age": pa.array([1], pa.int32())})
+    target.append(batch, "writer-a", 1)
+    committed = DeltaTable(path).version()
+    target.append(batch, "writer-a", 1)
+    target.append(batch, "writer-a", 0)
+    assert DeltaTable(path).version() == committed and rows_of(path) == [(1, "once", 1)]
+    target.append(batch, "writer-a", 2)
+    target.append(batch, "writer-b", 0)
+    assert DeltaTable(path).version() == committed + 2 and len(rows_of(path)) == 3
+
+
+def test_spark_writer_takes_every_type_as_delta_rs_reads_it(tmp_path: Path) -> None:
+    """The Spark target's schema comes from the catalog (TIMESTAMP an instant, TIMESTAMP_NTZ not);
+    a CDC row of every type goes in through a MERGE and reads back unchanged with delta-rs."""
+    warehouse = catalog_tables(tmp_path, ("typed", TYPED, "id"))
+    path = str(warehouse / "app.db" / "typed")
+    values = {
+        "id": 1,
+        "flag": True,
+        "small": -5,
+        "amount": Decimal("12.50"),
+        "ratio": 2.5,
+        "day": date(2026, 1, 2),
+        "at": datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc),
+        "local_at": datetime(2026, 1, 2, 3, 4, 5, 678901),
+        "payload": b"\x00\x01",
+        "tags": ["a", "b"],
+        "attributes": {"k": 1},
+        "address": {"city": "Oslo", "zip": 150},
+    }
+    with connect(spark=shared_spark()) as conn:
+        stream = conn.get_realtime_stream("app", "typed", operate=RealtimeOperation.CDC, options=sync())
+        with pytest.raises(IngestError, match="TIMESTAMP \\(an instant\\) and takes a timezone-aware datetime"):
+            stream.create_row(RowOperator.UPSERT).set_value("at", datetime(2026, 1, 2))
+        row = stream.create_row(RowOperator.UPSERT)
+        for column, value in values.items():
+            row.set_value(column, value)
+        stream.apply(row, stream.create_row(RowOperator.UPSERT).set_value("id", 2))
+        stream.flush()
+        stream.apply(stream.create_row(RowOperator.DELETE_IGNORE).set_value("id", 2))
+    stored = DeltaTable(path).to_pyarrow_table().to_pylist()
+    assert len(stored) == 1
+    assert {**stored[0], "at": stored[0]["at"].astimezone(timezone.utc)} == {**values, "attributes": [("k", 1)]}

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
-from dbt_tablestream.embedded._status import stream_statuses
+from dbt_tablestream._offsets import stream_statuses
 from dbt_tablestream.exceptions import StreamError
 from dbt_tablestream.ingest import FlushMode, RealtimeOperation, RealtimeOptionsBuilder, RowOperator, connect
 from dbt_tablestream.streams import open_stream
+from tests.functional.local import register_tables, shared_spark
 from tests.functional.streams import StreamBench, stream_model
 
 SYNC = RealtimeOptionsBuilder().with_flush_mode(FlushMode.AUTO_FLUSH_SYNC).build()
@@ -38,7 +39,8 @@ def write_changes(bench: StreamBench, *changes: tuple[RowOperator, int, str, int
 def test_read_is_repeatable_and_only_a_committed_consume_advances(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
-    stream = open_stream(warehouse=bench.warehouse, source="app.t", name="orders_sync", offsets_schema="analytics")
+    register_tables(bench.warehouse)
+    stream = open_stream(spark=shared_spark(), source="app.t", name="orders_sync", offsets_schema="analytics")
     created = bench.source().version()
     assert stream.offset == created and collected(stream.read()) == []
 
@@ -85,7 +87,7 @@ def test_python_and_dbt_streams_share_the_offsets_log(tmp_path: Path) -> None:
     bench.create_source([(1, "a", 1)])
     bench.run("-s", "log")
     stream = open_stream(
-        warehouse=bench.warehouse, source="app.t", name="py_sync", offsets_schema="analytics", mode="append_only"
+        spark=shared_spark(), source="app.t", name="py_sync", offsets_schema="analytics", mode="append_only"
     )
     write_changes(bench, (RowOperator.UPSERT, 1, "a", 2), (RowOperator.UPSERT, 7, "g", 7))
     assert [row[0] for row in collected(stream.read())] == ["INSERT"], "append_only sees inserts only"
@@ -117,8 +119,9 @@ def test_a_committed_append_is_not_applied_twice_after_a_crash(tmp_path: Path) -
     says the window is applied, so the next consume does not write it again."""
     bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1)])
+    register_tables(bench.warehouse)
     open_kwargs: dict[str, Any] = {
-        "warehouse": bench.warehouse,
+        "spark": shared_spark(),
         "source": "app.t",
         "name": "crashy",
         "offsets_schema": "analytics",
@@ -143,7 +146,8 @@ def test_a_committed_append_is_not_applied_twice_after_a_crash(tmp_path: Path) -
 def test_bad_stream_arguments_and_a_stale_source_are_refused(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1)])
-    common: dict[str, Any] = {"warehouse": bench.warehouse, "offsets_schema": "analytics"}
+    register_tables(bench.warehouse)
+    common: dict[str, Any] = {"spark": shared_spark(), "offsets_schema": "analytics"}
     with pytest.raises(StreamError, match="mode must be one of standard, append_only"):
         open_stream(source="app.t", name="s", mode="upsert", **common)
     with pytest.raises(StreamError, match=r"qualified `schema\.table`"):

@@ -128,9 +128,7 @@ def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path) -> No
     ],
     ids=["key-missing", "change-type-missing", "no-unique-key", "bad-delete-mode", "both-column-lists"],
 )
-def test_bad_models_are_refused_before_any_write(
-    tmp_path: Path, model: str, fragments: list[str]
-) -> None:
+def test_bad_models_are_refused_before_any_write(tmp_path: Path, model: str, fragments: list[str]) -> None:
     bench = StreamBench(tmp_path, {"current": model})
     bench.create_source([(1, "a", 1)])
     bench.refused("current", *fragments)

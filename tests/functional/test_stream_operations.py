@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from dbt.cli.main import dbtRunner
 from deltalake import DeltaTable, write_deltalake
 
 from dbt_tablestream.cli import main as tablestream
+from tests.functional.local import relocate_schemas
 from tests.functional.streams import StreamBench, stream_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,9 +22,23 @@ STREAM = "log__app_t"
 
 
 def status(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, dict[str, Any]]:
+    """Every stream's position and health, as the `show_streams` operation prints it in JSON."""
     capsys.readouterr()
-    assert tablestream(["status", "--project-dir", str(project), "--json"]) == 0
-    return {entry["stream"]: entry for entry in json.loads(capsys.readouterr().out)}
+    result = dbtRunner().invoke(
+        [
+            "run-operation",
+            "dbt_tablestream.show_streams",
+            "--args",
+            "{format: json}",
+            "--project-dir",
+            str(project),
+            "--profiles-dir",
+            str(project),
+        ]
+    )
+    assert result.success, result.exception
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    return {entry["stream_name"]: entry for entry in json.loads(printed[-1])}
 
 
 def established(tmp_path: Path) -> StreamBench:
@@ -53,7 +66,7 @@ def test_vacuumed_source_is_refused_shown_stale_and_recovers(
 
     shown = status(bench.project.root, capsys)[STREAM]
     assert shown["stale"] is True and "is stale" in shown["problem"]
-    assert shown["offset_version"] == 1 and shown["lag_versions"] == bench.source().version() - 1
+    assert shown["to_version"] == 1 and shown["lag_versions"] == bench.source().version() - 1
 
     latest = bench.source().version()
     if recovery == "--full-refresh":
@@ -125,18 +138,6 @@ def test_reset_refuses_an_unknown_stream_and_a_bad_version(tmp_path: Path, capsy
     assert bench.offsets() == state
 
 
-def test_status_reads_delta_directly_without_spark(tmp_path: Path) -> None:
-    bench = established(tmp_path)
-    probe = (
-        "import sys, json; from dbt_tablestream.cli import main; "
-        f"code = main(['status', '--project-dir', {str(bench.project.root)!r}]); "
-        "assert code == 0 and 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)"
-    )
-    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert completed.returncode == 0, completed.stderr
-    assert STREAM in completed.stdout and "lag" in completed.stdout
-
-
 def example_main() -> Any:
     """example_project/main.py as a module, for its `orders` table builder."""
     spec = importlib.util.spec_from_file_location("example_main", ROOT / "example_project" / "main.py")
@@ -154,7 +155,8 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT.as_posix()}\n")
     source = project / "warehouse" / "app.db" / "orders"
     orders = example_main().orders
-    write_deltalake(str(source), orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed")]))
+    # The shared session's catalog: this project's schemas live in its own warehouse folder.
+    relocate_schemas(project / "warehouse", ("app", "analytics", "analytics_dbt_test__audit"))
     (project / "landing").mkdir(exist_ok=True)
     (project / "landing" / "partner_a.json").write_text('{"order_id": 101, "customer": "Erin", "amount": 1.5}\n')
     args = ["--project-dir", str(project), "--profiles-dir", str(project)]
@@ -163,6 +165,10 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
         return dbtRunner().invoke([*command, *args])
 
     assert dbt("deps").success
+    assert dbt("run-operation", "create_app_tables").success
+    write_deltalake(
+        str(source), orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed")]), mode="append"
+    )
     assert dbt("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}").success
     assert dbt("build").success
     DeltaTable(str(source)).update(updates={"status": "'shipped'"}, predicate="order_id = 2")

@@ -92,9 +92,7 @@ def test_source_dropped_and_recreated(tmp_path: Path) -> None:
         ("file_format='parquet'", ["file_format 'parquet' cannot be used", "Accepted values: delta"]),
     ],
 )
-def test_unknown_config_values_are_refused_before_any_write(
-    tmp_path: Path, config: str, fragments: list[str]
-) -> None:
+def test_unknown_config_values_are_refused_before_any_write(tmp_path: Path, config: str, fragments: list[str]) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model(config)})
     bench.create_source([(1, "a", 1)])
     bench.refused("log", *fragments)

@@ -163,9 +163,7 @@ def test_two_models_keep_independent_offsets(tmp_path: Path) -> None:
     assert bench.offsets()[-1]["rows_written"] == 0
 
 
-def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(
-    tmp_path: Path
-) -> None:
+def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp_path: Path) -> None:
     failing = (
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select *, case when id = 99 then raise_error('bad row 99') else 1 end as checked\n"
@@ -264,9 +262,7 @@ def test_start_at_version_reads_changes_after_it(tmp_path: Path) -> None:
     assert bench.run_appended("log") == rows((3, "c", 3, "INSERT"))
 
 
-def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(
-    tmp_path: Path
-) -> None:
+def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {})
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1

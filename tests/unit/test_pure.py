@@ -46,7 +46,10 @@ def test_delta_package_follows_the_installed_versions() -> None:
 def test_session_settings_keep_the_warehouse_under_the_project_and_take_overrides(tmp_path: Path) -> None:
     settings = session_settings(tmp_path, {"spark.sql.shuffle.partitions": "8"})
     assert settings["spark.sql.warehouse.dir"] == tmp_path.as_posix()
-    assert f"databaseName={(tmp_path / 'metastore_db').as_posix()}" in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    assert (
+        f"databaseName={(tmp_path / 'metastore_db').as_posix()}"
+        in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    )
     assert f"-Dderby.system.home={tmp_path.as_posix()}" in settings["spark.driver.extraJavaOptions"]
     assert settings["spark.sql.shuffle.partitions"] == "8"
     assert settings["spark.jars.packages"] == delta_package()

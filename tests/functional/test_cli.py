@@ -1,0 +1,64 @@
+"""The `tablestream` command on the local profile: status and history from the Delta logs, no JVM."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dbt_tablestream.cli import main as tablestream
+from tests.functional.streams import StreamBench, stream_model
+
+STREAM = "log__app_t"
+
+
+def established(tmp_path: Path) -> StreamBench:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
+    bench.create_source([(1, "a", 1), (2, "b", 2)])
+    bench.run()
+    return bench
+
+
+def test_status_and_history_json_and_lag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = established(tmp_path)
+    root = str(bench.project.root)
+    capsys.readouterr()
+    assert tablestream(["status", "--project-dir", root, "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["stream"] == STREAM and entry["lag_versions"] == 0 and entry["offset_version"] == 0
+
+    bench.append([(3, "c", 3)])
+    bench.append([(4, "d", 4)])
+    capsys.readouterr()
+    assert tablestream(["status", "--project-dir", root, "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["lag_versions"] == 2 and entry["source_version"] == bench.source().version()
+    assert entry["lag_seconds"] is not None and entry["lag_seconds"] >= 0
+
+    bench.run()
+    capsys.readouterr()
+    assert tablestream(["history", STREAM, "--project-dir", root, "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [(row["from_version"], row["to_version"]) for row in history] == [(0, 0), (0, 2)]
+    assert tablestream(["history", "nope", "--project-dir", root]) == 1
+
+
+def test_status_reads_delta_directly_without_spark(tmp_path: Path) -> None:
+    bench = established(tmp_path)
+    probe = (
+        "import sys, time; from dbt_tablestream.cli import main; started = time.monotonic(); "
+        f"code = main(['status', '--project-dir', {str(bench.project.root)!r}]); "
+        "print('elapsed', time.monotonic() - started); "
+        "assert code == 0 and 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m)"
+    )
+    started = time.monotonic()
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - started
+    assert completed.returncode == 0, completed.stderr
+    assert STREAM in completed.stdout and "lag" in completed.stdout
+    # Interpreter start and imports included; Spark alone takes longer than this to start.
+    assert elapsed < 5, elapsed
