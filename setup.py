@@ -9,10 +9,17 @@ setup(
     long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
-    packages=find_namespace_packages(include=["dbt", "dbt.*", "dbt_tablestream", "dbt_tablestream.*"]),
+    # The dbt package's macros ship inside the Python package too: the PySpark stream API renders
+    # them (dbt_tablestream/_macros.py) instead of keeping a second copy of their rules.
+    packages=[
+        *find_namespace_packages(include=["dbt", "dbt.*", "dbt_tablestream", "dbt_tablestream.*"]),
+        "dbt_tablestream._dbt_macros",
+    ],
+    package_dir={"dbt_tablestream._dbt_macros": "macros"},
     include_package_data=True,
     package_data={
         "dbt_tablestream": ["py.typed"],
+        "dbt_tablestream._dbt_macros": ["*/*.sql"],
         "dbt.adapters.tablestream": ["log4j2.properties"],
         "dbt.include.tablestream": ["dbt_project.yml", "macros/*.sql", "macros/**/*.sql"],
     },

@@ -19,7 +19,6 @@ applied at least once.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable, Mapping
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from dbt_tablestream._macros import render
 from dbt_tablestream.exceptions import StreamError
 
 if TYPE_CHECKING:
@@ -34,12 +34,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 MODES = ("standard", "append_only")
-CHANGE_TYPES = {
-    "insert": "INSERT",
-    "update_preimage": "UPDATE_BEFORE",
-    "update_postimage": "UPDATE_AFTER",
-    "delete": "DELETE",
-}
 
 
 @dataclass(frozen=True)
@@ -58,7 +52,7 @@ class StreamWindow:
         self.after = position.offset
         self.through = through
         self.view = view
-        self.dataframe: DataFrame = stream.spark.sql(stream._window_sql(view))
+        self.dataframe: DataFrame = stream.spark.sql(stream._window_sql(view, position, through))
         self.rows_written: int | None = None
         self.target: str | None = None
 
@@ -78,7 +72,7 @@ class StreamWindow:
         if not name:
             raise StreamError(f"Stream {self.stream.name}: append_to takes a qualified `schema.table`, got {table!r}.")
         select = ", ".join(f"`{column}`" for column in columns) if columns else "*"
-        sql = f"select {select} from ({self.stream._window_sql(self.view)}) as __tablestream_window"
+        sql = f"select {select} from ({self.stream._window_sql(self.view, self.position, self.through)}) as __tablestream_window"
         written = self.stream._append(schema.lower(), name.lower(), sql, self)
         self.rows_written = (self.rows_written or 0) + written
         self.target = table
@@ -157,10 +151,7 @@ class TableStream:
     def _logged(self) -> dict[str, Any] | None:
         if not self.spark.catalog.tableExists(f"{self.offsets_schema}.tablestream_offsets"):
             return None
-        rows = self.spark.sql(
-            f"select epoch, to_version, source_table_id, mode from {self.offsets_relation} "
-            f"where stream_name = '{self.name}' order by epoch desc, to_version desc nulls last, committed_at desc limit 1"
-        ).collect()
+        rows = self.spark.sql(render("read_stream_offset_sql", self.offsets_relation, self.name)).collect()
         return rows[0].asDict() if rows else None
 
     def _position(self) -> Position:
@@ -200,42 +191,32 @@ class TableStream:
     def _log_offset(
         self, epoch: int, table_id: str | None, after: int | None, through: int, rows: int | None, target: str
     ) -> None:
-        def literal(value: object) -> str:
-            if value is None:
-                return "null"
-            if isinstance(value, int):
-                return str(value)
-            return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-        select = (
-            f"select {literal(self.name)} as stream_name, cast({epoch} as bigint) as epoch, "
-            f"{literal(f'tablestream/{self.name}/{epoch}')} as stream_id, {literal(self.source)} as source, "
-            f"cast({literal(table_id)} as string) as source_table_id, {literal(self.mode)} as mode, "
-            f"cast({literal(after)} as bigint) as from_version, cast({literal(through)} as bigint) as to_version, "
-            f"{literal(target or f'python.{self.name}')} as target, cast({literal(rows)} as bigint) as rows_written, "
-            f"{literal(f'pyspark-{uuid.uuid4()}')} as invocation_id, current_timestamp() as committed_at"
-        )
+        values = {
+            "stream_name": self.name,
+            "epoch": epoch,
+            "stream_id": f"tablestream/{self.name}/{epoch}",
+            "source": self.source,
+            "source_table_id": table_id,
+            "mode": self.mode,
+            "from_version": after,
+            "to_version": through,
+            "target": target or f"python.{self.name}",
+            "rows_written": rows,
+        }
+        row_sql = render("offsets_values_sql", values, invocation_id=f"pyspark-{uuid.uuid4()}")
         self.spark.sql(f"create schema if not exists `{self.offsets_schema}`")
-        self.spark.sql(
-            f"create table if not exists {self.offsets_relation} using delta as select * from ({select}) where 1 = 0"
-        )
-        self.spark.sql(f"insert into {self.offsets_relation} {select}")
+        self.spark.sql(render("spark__offsets_log_create_sql", self.offsets_relation, row_sql))
+        self.spark.sql(render("spark__offsets_log_append_sql", self.offsets_relation, row_sql))
 
     def _marked_position(self) -> Position | None:
         """The newest commit on the target made by this stream, from its commitInfo.userMetadata."""
         if self.target is None or not self.spark.catalog.tableExists(self.target):
             return None
-        for row in self.spark.sql(f"describe history {self.target} limit 50").collect():
-            metadata = row["userMetadata"]
-            if isinstance(metadata, str) and '"tablestream.stream"' in metadata:
-                marker = json.loads(metadata)
-                if marker.get("tablestream.stream") == self.name:
-                    return Position(
-                        int(marker["tablestream.epoch"]),
-                        int(marker["tablestream.to"]),
-                        marker.get("tablestream.source_table_id"),
-                    )
-        return None
+        history = [row.asDict() for row in self.spark.sql(f"describe history {self.target} limit 50").collect()]
+        marker = render("spark__find_marker", history, self.name)
+        if marker is None:
+            return None
+        return Position(int(marker["epoch"]), int(marker["to"]), marker.get("source_table_id"))
 
     @property
     def offset(self) -> int:
@@ -252,36 +233,42 @@ class TableStream:
     def _open_window(self) -> StreamWindow:
         position = self._position()
         latest, table_id = self._source_state()
-        if position.table_id is not None and table_id != position.table_id:
-            raise StreamError(
-                f"Stream {self.name}: the source {self.source} was dropped and recreated (Delta table id "
-                f"{position.table_id} is now {table_id}), so its versions no longer continue the stream. {self._remedy()}"
-            )
-        if position.offset > latest:
-            raise StreamError(
-                f"Stream {self.name}: its offset is version {position.offset} but the source {self.source} is only at "
-                f"version {latest}; the source was recreated or restored. {self._remedy()}"
-            )
-        window = None
-        if latest > position.offset:
-            window = f"table_changes('{self.source}', {position.offset + 1}, {latest})"
-        return StreamWindow(self, position, latest, window)
+        stream = self._stream(position, latest, table_id)
+        history = None
+        if 0 <= position.offset < latest:
+            limit = latest - position.offset + 1
+            history = [
+                row.asDict() for row in self.spark.sql(f"describe history {self.relation} limit {limit}").collect()
+            ]
+        problem = render("spark__window_problem", self.source, stream, position.table_id, self._remedy(), history)
+        if problem is not None:
+            raise StreamError(problem)
+        read = render("spark__window_relation_sql", self.source, stream) if latest > position.offset else None
+        return StreamWindow(self, position, latest, read)
 
-    def _window_sql(self, window: str | None) -> str:
-        columns = "".join(f"`{field.name}`, " for field in self.spark.table(self.relation).schema.fields)
-        if window is None:
-            return (
-                f"select {columns}cast(null as string) as __change_type, cast(null as bigint) as __commit_version, "
-                f"cast(null as timestamp) as __commit_timestamp from {self.relation} where 1 = 0"
-            )
-        cases = " ".join(f"when '{raw}' then '{name}'" for raw, name in CHANGE_TYPES.items())
-        where = " where _change_type = 'insert'" if self.mode == "append_only" else ""
-        return (
-            f"select {columns}case _change_type {cases} end as __change_type, _commit_version as __commit_version, "
-            f"_commit_timestamp as __commit_timestamp from {window}{where}"
-        )
+    def _stream(self, position: Position, through: int, table_id: str | None) -> dict[str, Any]:
+        """The stream as the macros know it (resolve_stream's dict)."""
+        return {
+            "stream": self.name,
+            "stream_id": f"tablestream/{self.name}/{position.epoch}",
+            "epoch": position.epoch,
+            "source": self.source,
+            "source_table_id": table_id,
+            "mode": self.mode,
+            "after": position.offset,
+            "through": through,
+            "restart": False,
+            "snapshot": False,
+            "timestamp": None,
+            "view": None,
+        }
 
-    # ----- consuming --------------------------------------------------------------------------
+    def _window_sql(self, read: str | None, position: Position, through: int) -> str:
+        """The window's rows in the stream column contract (change_rows_sql, as source_stream())."""
+        stream = {**self._stream(position, through, position.table_id), "view": read}
+        columns = [field for field in self.spark.table(self.relation).schema.fields]
+        return "select * from " + render("change_rows_sql", stream, self.relation, columns)
+
     def consume(self, fn: Callable[[DataFrame], T] | None = None) -> Any:
         """``consume(fn)``: call ``fn`` with the pending changes; when it returns, advance the stream
         and return its result. If it raises, the stream stays where it was.
@@ -315,37 +302,24 @@ class TableStream:
         )
 
     def _append(self, schema: str, name: str, sql: str, window: StreamWindow) -> int:
-        """One INSERT (or the CREATE of a new table) carrying the stream's marker: Delta skips it
-        when a previous consume already recorded this window for the stream's app id."""
-        epoch = window.position.epoch
-        stream_id = f"tablestream/{self.name}/{epoch}"
-        metadata = {
-            "tablestream.stream": self.name,
-            "tablestream.stream_id": stream_id,
-            "tablestream.epoch": epoch,
-            "tablestream.from": window.after,
-            "tablestream.to": window.through,
-            "tablestream.source": self.source,
-            "tablestream.source_table_id": window.position.table_id,
-        }
+        """One INSERT (or the CREATE of a new table) carrying the stream's marker, set and reset with
+        the statements the materializations use: Delta skips it when a previous consume already
+        recorded this window for the stream's app id."""
+        stream = self._stream(window.position, window.through, window.position.table_id)
+        invocation_id = f"pyspark-{uuid.uuid4()}"
         relation = f"`{schema}`.`{name}`"
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")
         before = self._version(relation) if exists else None
-        settings = {
-            "spark.databricks.delta.write.txnAppId": stream_id,
-            "spark.databricks.delta.write.txnVersion": str(window.through),
-            "spark.databricks.delta.commitInfo.userMetadata": json.dumps(metadata),
-        }
         try:
-            for key, value in settings.items():
-                self.spark.conf.set(key, value)
+            for statement in render("spark__stream_commit_open_sql", stream, invocation_id=invocation_id):
+                self.spark.sql(statement)
             if exists:
                 self.spark.sql(f"insert into {relation} {sql}")
             else:
                 self.spark.sql(f"create table {relation} using delta as {sql}")
         finally:
-            for key in settings:
-                self.spark.conf.unset(key)
+            for statement in render("spark__stream_commit_close_sql"):
+                self.spark.sql(statement)
         if exists and self._version(relation) == before:
             return 0  # skipped by Delta: this window was already written
         metrics = self.spark.sql(f"describe history {relation} limit 1").collect()[0]["operationMetrics"] or {}

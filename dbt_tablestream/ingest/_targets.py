@@ -71,8 +71,10 @@ class SparkTarget:
         # The txn settings hold for every statement of a session until unset. On a session of the
         # writer's own (same SparkContext and catalog, its own SQL settings and temporary views),
         # a statement the caller runs meanwhile, from any thread, is never taken for this flush
-        # and skipped by Delta.
-        self.spark = spark.newSession()
+        # and skipped by Delta. Spark Connect (Databricks Connect, serverless) has no newSession():
+        # there the caller's session is used, and the settings hold only while a flush runs.
+        new_session = getattr(spark, "newSession", None)
+        self.spark: SparkSession = new_session() if new_session is not None else spark
         self.columns: StructType = self.spark.table(self.relation).schema
 
     def arrow_schema(self) -> pa.Schema:

@@ -1,4 +1,9 @@
-"""The realtime writer (dbt_tablestream.ingest) against real Delta tables, and a stream reading what it wrote."""
+"""The realtime writer (dbt_tablestream.ingest) against real Delta tables, and a stream reading what it wrote.
+
+`connect(warehouse=...)` writes by path with delta-rs (no JVM); `connect(spark=...)` runs on the
+shared local delta-spark session. Tables cross between the two: the writer's commits are read by
+a stream_merge model on delta-spark, and the Spark writer's commits are checked with delta-rs.
+"""
 
 from __future__ import annotations
 
@@ -76,8 +81,9 @@ def sync(lines: int = 1000, **retry: Any) -> Any:
 
 
 def test_cdc_rows_in_flushes_then_stream_merge_mirrors_the_source(tmp_path: Path) -> None:
-    """100k upserts and deletes over 10k keys in 1k-row flushes; each flush is one version, and a
-    stream_merge run over all of them leaves the target equal to the source."""
+    """100k upserts and deletes over 10k keys in 1k-row flushes written with delta-rs; each flush is
+    one version, and a stream_merge run on delta-spark over all of them (the change feed delta-rs
+    wrote) leaves the target equal to the source."""
     bench = StreamBench(
         tmp_path,
         {
@@ -508,3 +514,31 @@ def test_spark_writer_takes_every_type_as_delta_rs_reads_it(tmp_path: Path) -> N
     stored = DeltaTable(path).to_pyarrow_table().to_pylist()
     assert len(stored) == 1
     assert {**stored[0], "at": stored[0]["at"].astimezone(timezone.utc)} == {**values, "attributes": [("k", 1)]}
+
+
+class WithoutNewSession:
+    """A session as Spark Connect offers it: everything but newSession()."""
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "newSession":
+            raise AttributeError(name)
+        return getattr(self._spark, name)
+
+
+def test_spark_writer_without_new_session_writes_on_the_callers_session_and_resets_it(tmp_path: Path) -> None:
+    """On a session without newSession() (Spark Connect) the writer commits on the caller's session,
+    and a statement the caller runs after a flush is not skipped as a repeat of it."""
+    warehouse = catalog_tables(tmp_path, ("events", PEOPLE, None))
+    path = str(warehouse / "app.db" / "events")
+    spark = shared_spark()
+    with connect(spark=WithoutNewSession(spark)) as conn:
+        stream = conn.get_realtime_stream("app", "events", options=sync())
+        stream.apply(person(stream, RowOperator.INSERT, 1, "a", 1))
+    assert isinstance(stream.target, SparkTarget) and stream.target.spark._spark is spark
+    assert DeltaTable(path).transaction_version(stream.writer_id) == 0
+    assert spark.conf.get(TXN_APP_ID, None) is None and spark.conf.get(TXN_VERSION, None) is None
+    spark.sql("insert into app.events values (2, 'b', 2)")
+    assert rows_of(path) == [(1, "a", 1), (2, "b", 2)]

@@ -72,3 +72,19 @@ def test_credentials_validation() -> None:
     creds = TablestreamCredentials.from_dict({"schema": "s", "warehouse": "wh"})
     assert creds.warehouse_path("/projects/p") == Path("/projects/p/wh")
     assert creds.server_side_parameters["spark.sql.ansi.enabled"] == "false"
+
+
+def test_the_stream_api_renders_the_package_macros() -> None:
+    """The PySpark stream API's SQL comes from the dbt package's own macros (no second copy)."""
+    from dbt_tablestream._macros import MACRO_FILES, macros_folder, render
+
+    assert all((macros_folder() / name).is_file() for name in MACRO_FILES)
+    stream = {"stream": "s", "stream_id": "tablestream/s/2", "epoch": 2, "after": 4, "through": 7, "source": "app.t"}
+    opened = render("spark__stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
+    assert opened[:2] == [
+        "set spark.databricks.delta.write.txnAppId = tablestream/s/2",
+        "set spark.databricks.delta.write.txnVersion = 7",
+    ]
+    assert '"tablestream.invocation_id": "run-1"' in opened[2]
+    problem = render("spark__window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", "Reset it.", [])
+    assert problem.startswith("Stream s: the source app.t was dropped and recreated") and problem.endswith("Reset it.")
