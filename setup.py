@@ -20,7 +20,7 @@ setup(
     package_data={
         "dbt_tablestream": ["py.typed"],
         "dbt_tablestream._dbt_macros": ["*/*.sql"],
-        "dbt.adapters.tablestream": ["log4j2.properties"],
+        "dbt.adapters.tablestream": ["log4j2.properties", "ivysettings.xml"],
         "dbt.include.tablestream": ["dbt_project.yml", "macros/*.sql", "macros/**/*.sql"],
     },
     install_requires=[

@@ -53,10 +53,12 @@ def test_session_settings_keep_the_warehouse_under_the_project_and_take_override
     assert f"-Dderby.system.home={tmp_path.as_posix()}" in settings["spark.driver.extraJavaOptions"]
     assert settings["spark.sql.shuffle.partitions"] == "8"
     assert settings["spark.jars.packages"] == delta_package()
+    assert Path(settings["spark.jars.ivySettings"]).is_file()
     assert settings["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
     # The offline way: the user's jars, and no package to fetch.
     offline = session_settings(tmp_path, {"spark.jars": "/jars/a.jar", "spark.driver.extraJavaOptions": "-Dx=1"})
     assert "spark.jars.packages" not in offline and offline["spark.jars"] == "/jars/a.jar"
+    assert "spark.jars.ivySettings" not in offline
     assert offline["spark.driver.extraJavaOptions"].endswith(" -Dx=1")
 
 

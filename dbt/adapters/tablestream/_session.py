@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 logger = AdapterLogger("Tablestream")
 
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+IVY_SETTINGS = Path(__file__).with_name("ivysettings.xml")
 LOOPBACK = "127.0.0.1"
 
 DELTA_SETTINGS: Mapping[str, str] = {
@@ -76,6 +77,10 @@ def session_settings(warehouse: Path, overrides: Mapping[str, str]) -> dict[str,
     # With `spark.jars` the user brings the jars (the offline way); otherwise Spark fetches them.
     if "spark.jars" not in overrides:
         settings["spark.jars.packages"] = delta_package()
+        # Maven Central only: Spark's default chain also tries ~/.m2, where one POM without its jar
+        # fails the whole resolution. A user's own repositories or settings take precedence.
+        if "spark.jars.repositories" not in overrides and "spark.jars.ivySettings" not in overrides:
+            settings["spark.jars.ivySettings"] = IVY_SETTINGS.as_posix()
     metastore = warehouse / "metastore_db"
     settings["spark.sql.warehouse.dir"] = warehouse.as_posix()
     settings["spark.hadoop.javax.jdo.option.ConnectionURL"] = (
