@@ -81,7 +81,10 @@
       'timestamp': state.latest_timestamp,
       'view': none,
   } -%}
-  {%- if snapshot or after < state.latest_version -%}
+  {#-- A continuing stream is checked even when its window looks empty: a source dropped and
+       recreated with fewer versions than the offset would otherwise pass as "nothing new". --#}
+  {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
+  {%- if snapshot or after < state.latest_version or recreated -%}
     {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ state.latest_version ~ ('__snapshot' if snapshot else '')}) -%}
     {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id)}) -%}
   {%- endif -%}

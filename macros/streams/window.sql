@@ -41,7 +41,7 @@
 {#-- Why the window (after, through] of the source cannot be read, or none. --#}
 {% macro spark__window_problem(relation, stream, table_id, remedy, window_rows=none) %}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
-    {{ return("Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated (Delta table id "
+    {{ return("Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
         ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
   {%- endif -%}
   {%- if stream.after > stream.through -%}

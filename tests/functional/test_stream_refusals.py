@@ -80,6 +80,22 @@ def test_source_dropped_and_recreated(tmp_path: Path) -> None:
     bench.refused("log", f"Stream {STREAM}", "app.t was dropped and recreated", RESET)
 
 
+def test_recreated_source_with_fewer_versions_than_the_offset_is_refused(tmp_path: Path) -> None:
+    """Offset 4; the source is dropped and created again, so it is at version 1. That window looks
+    empty, and the new table's rows would never arrive: it is refused like any recreated source."""
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
+    bench.create_source([(1, "a", 1)])
+    for key in range(4):
+        bench.append([(10 + key, "x", key)])
+    bench.run()
+    assert bench.offsets()[-1]["to_version"] == 4
+    shutil.rmtree(bench.source_path())
+    bench.create_source([(7, "x", 7)])
+    bench.append([(8, "y", 8)])
+    assert bench.source().version() == 1
+    bench.refused("log", f"Stream {STREAM}", "app.t was dropped and recreated, or replaced", RESET)
+
+
 @pytest.mark.parametrize(
     "config,fragments",
     [
