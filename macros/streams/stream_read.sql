@@ -26,14 +26,16 @@
         ~ relation.schema ~ "." ~ relation.identifier ~ "}'`; the stream sees changes committed from then on.") }}
   {%- endif -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
-  {%- set logged = dbt_tablestream.read_stream_offset(stream_name) if target_exists else none -%}
+  {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
+       log's newest epoch (an older run's) would win the next position and re-apply its window. --#}
+  {%- set logged = dbt_tablestream.read_stream_offset(stream_name) -%}
   {%- set marker = dbt_tablestream.stream_target_marker(this, stream_name) if target_exists else none -%}
 
   {#-- reset_stream back to start_at and drop_stream leave a row without an offset: the next run
        starts again, in the epoch that row opened. --#}
   {%- set restart_pending = logged is not none and logged.mode in ['reset', 'dropped'] and logged.to_version is none -%}
   {%- set positions = [] -%}
-  {%- if logged is not none and not restart_pending -%}
+  {%- if logged is not none and not restart_pending and target_exists -%}
     {%- do positions.append({'epoch': logged.epoch | int, 'to': logged.to_version | int, 'table_id': logged.source_table_id}) -%}
   {%- endif -%}
   {%- if marker is not none -%}
@@ -43,7 +45,8 @@
 
   {%- set restart = current is none or should_full_refresh() or restart_pending -%}
   {%- if restart -%}
-    {%- set epoch = [(current.epoch + 1) if current is not none else 0, (logged.epoch | int) if restart_pending else 0] | max -%}
+    {%- set logged_epoch = none if logged is none else ((logged.epoch | int) if restart_pending else (logged.epoch | int) + 1) -%}
+    {%- set epoch = [(current.epoch + 1) if current is not none else 0, logged_epoch if logged_epoch is not none else 0] | max -%}
     {%- if start_at == 'snapshot' or start_at == 'latest' -%}
       {%- set after = state.latest_version -%}
     {%- elif start_at == 'earliest' -%}

@@ -213,6 +213,30 @@ def test_full_refresh_starts_a_new_epoch(tmp_path: Path) -> None:
 # --- start_at ----------------------------------------------------------------------------------------
 
 
+def test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch(tmp_path: Path) -> None:
+    """run, change, run, --full-refresh (epoch 1), change, run; DROP TABLE the target, change, run
+    (a rebuild from a snapshot); change, run: every id is in the target exactly once."""
+    from tests.functional.local import shared_spark
+
+    bench = StreamBench(tmp_path, {"log": stream_model()})
+    bench.create_source([(1, "a", 1)])
+    bench.run()
+    bench.append([(2, "b", 2)])
+    bench.run()
+    bench.run("--full-refresh")
+    assert bench.offsets()[-1]["epoch"] == 1
+    bench.append([(3, "c", 3)])
+    bench.run()
+    shared_spark().sql("drop table analytics.log")
+    bench.append([(4, "d", 4)])
+    bench.run()
+    assert bench.offsets()[-1]["epoch"] == 2, "a rebuild opens an epoch above every logged one"
+    bench.append([(5, "e", 5)])
+    bench.run()
+    ids = [row[0] for row in bench.target_rows("log").elements()]
+    assert sorted(ids) == [1, 2, 3, 4, 5], ids
+
+
 def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
