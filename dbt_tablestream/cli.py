@@ -155,7 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if args.command == "history":
             return run_operation(
-                project_dir, directory, args, "stream_history", {"stream_name": args.stream, "schema": schema}
+                project_dir,
+                directory,
+                args,
+                "stream_history",
+                {"stream_name": args.stream, "schema": schema, "format": "json" if args.json else "table"},
             )
         return run_operation(
             project_dir,

@@ -1,6 +1,6 @@
 {#-- The offsets log of one stream, newest first: one row per run, reset and drop.
-     `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ...}'` --#}
-{% macro stream_history(stream_name, schema=none, limit=50) %}
+     `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ..., format: json}'` --#}
+{% macro stream_history(stream_name, schema=none, limit=50, format='table') %}
   {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
   {%- do dbt_tablestream.find_stream_position(stream_name, schema) -%}
   {%- set query -%}
@@ -10,8 +10,21 @@ where stream_name = {{ dbt_tablestream.sql_string(stream_name) }}
 order by epoch desc, to_version desc nulls first, committed_at desc
 limit {{ limit | int }}
   {%- endset -%}
+  {%- set table = run_query(query) -%}
+  {%- if format == 'json' -%}
+    {%- set entries = [] -%}
+    {%- for row in table.rows -%}
+      {%- set entry = {} -%}
+      {%- for column in table.column_names -%}
+        {%- do entry.update({column: row[column] if row[column] is none or row[column] is number else row[column] | string}) -%}
+      {%- endfor -%}
+      {%- do entries.append(entry) -%}
+    {%- endfor -%}
+    {{ print(tojson(entries)) }}
+    {{ return(entries) }}
+  {%- endif -%}
   {%- set rows = [] -%}
-  {%- for row in run_query(query).rows -%}
+  {%- for row in table.rows -%}
     {%- set cells = [] -%}
     {%- for value in row -%}{%- do cells.append('-' if value is none else value | string) -%}{%- endfor -%}
     {%- do rows.append(cells) -%}

@@ -62,3 +62,22 @@ def test_status_reads_delta_directly_without_spark(tmp_path: Path) -> None:
     assert STREAM in completed.stdout and "lag" in completed.stdout
     # Interpreter start and imports included; Spark alone takes longer than this to start.
     assert elapsed < 5, elapsed
+
+
+def test_json_is_alone_on_stdout_on_a_stock_session_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On stock dbt-spark (`method: session`) the command asks dbt; with --json, stdout holds the
+    JSON alone: dbt's own log lines do not reach it."""
+    profile = {"type": "spark", "method": "session", "host": "localhost", "schema": "analytics", "threads": 1}
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, profile=profile)
+    bench.create_source([(1, "a", 1)])
+    bench.run()
+    bench.append([(2, "b", 2)])
+    bench.append([(3, "c", 3)])
+    root = str(bench.project.root)
+    capsys.readouterr()
+    assert tablestream(["status", "--project-dir", root, "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["stream_name"] == STREAM and entry["lag_versions"] == 2 and entry["stale"] is False
+    assert tablestream(["history", STREAM, "--project-dir", root, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["from_version"], row["to_version"], row["mode"]) == (0, 0, "standard")
