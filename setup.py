@@ -44,6 +44,6 @@ setup(
         ],
         "bench": ["matplotlib>=3.8"],
     },
-    entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:main"]},
+    entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:console_main"]},
     zip_safe=False,
 )
