@@ -29,6 +29,7 @@ MACRO_FILES = (
     "offsets/append_offsets_row.sql",
     "offsets/target_marker.sql",
     "delta/commit.sql",
+    "delta/describe.sql",
 )
 
 

@@ -113,9 +113,11 @@ class TableStream:
     ) -> None:
         if mode not in MODES:
             raise StreamError(f"Stream {name}: mode must be one of {', '.join(MODES)}; got {mode!r}.")
-        schema, _, table = source.partition(".")
-        if not table:
-            raise StreamError(f"Stream {name}: source must be a qualified `schema.table`, got {source!r}.")
+        parts = source.lower().split(".")
+        if len(parts) not in (2, 3) or not all(parts):
+            raise StreamError(
+                f"Stream {name}: source must be a qualified `schema.table` or `catalog.schema.table`, got {source!r}."
+            )
         if not (start_at in ("latest", "earliest") or (isinstance(start_at, Mapping) and "version" in start_at)):
             raise StreamError(
                 f"Stream {name}: start_at takes 'latest', 'earliest' or {{'version': N}}; got {start_at!r}."
@@ -124,8 +126,9 @@ class TableStream:
         # them away from the caller's.
         self.spark = spark.newSession()
         self.name = name
-        self.source = f"{schema.lower()}.{table.lower()}"
-        self.relation = f"`{schema.lower()}`.`{table.lower()}`"
+        # The catalog, when named, stays in every name the stream records (Unity Catalog's three parts).
+        self.source = ".".join(parts)
+        self.relation = ".".join(f"`{part}`" for part in parts)
         self.offsets_schema = offsets_schema.lower()
         self.offsets_relation = f"`{self.offsets_schema}`.`tablestream_offsets`"
         self.mode = mode
@@ -234,17 +237,30 @@ class TableStream:
         position = self._position()
         latest, table_id = self._source_state()
         stream = self._stream(position, latest, table_id)
-        history = None
+        history, retained_from = None, None
         if 0 <= position.offset < latest:
-            limit = latest - position.offset + 1
-            history = [
-                row.asDict() for row in self.spark.sql(f"describe history {self.relation} limit {limit}").collect()
-            ]
-        problem = render("spark__window_problem", self.source, stream, position.table_id, self._remedy(), history)
+            history = self._history_since(position.offset + 1, latest)
+            properties_sql = render("spark__table_properties_sql", self.relation)
+            properties = {row[0]: row[1] for row in self.spark.sql(properties_sql).collect()}
+            stream["file_retention"] = render("spark__file_retention", properties)
+            retained_from = self.spark.sql(render("spark__retained_from_sql", stream["file_retention"])).collect()[0][0]
+        problem = render(
+            "spark__window_problem", self.source, stream, position.table_id, self._remedy(), history, retained_from
+        )
         if problem is not None:
             raise StreamError(problem)
         read = render("spark__window_relation_sql", self.source, stream) if latest > position.offset else None
         return StreamWindow(self, position, latest, read)
+
+    def _history_since(self, first: int, through: int) -> list[dict[str, Any]]:
+        """The source's commits from version ``first`` on (spark__history_since, driven from Python)."""
+        limit: int | None = through - first + 2
+        rows: list[dict[str, Any]] = []
+        while limit is not None:
+            statement = render("spark__describe_history_sql", self.relation, limit)
+            rows = [row.asDict() for row in self.spark.sql(statement).collect()]
+            limit = render("spark__history_limit_to_reach", rows, first, limit)
+        return rows
 
     def _stream(self, position: Position, through: int, table_id: str | None) -> dict[str, Any]:
         """The stream as the macros know it (resolve_stream's dict)."""
@@ -309,7 +325,6 @@ class TableStream:
         invocation_id = f"pyspark-{uuid.uuid4()}"
         relation = f"`{schema}`.`{name}`"
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")
-        before = self._version(relation) if exists else None
         try:
             for statement in render("spark__stream_commit_open_sql", stream, invocation_id=invocation_id):
                 self.spark.sql(statement)
@@ -320,13 +335,13 @@ class TableStream:
         finally:
             for statement in render("spark__stream_commit_close_sql"):
                 self.spark.sql(statement)
-        if exists and self._version(relation) == before:
-            return 0  # skipped by Delta: this window was already written
-        metrics = self.spark.sql(f"describe history {relation} limit 1").collect()[0]["operationMetrics"] or {}
-        return int(metrics.get("numOutputRows", 0))
-
-    def _version(self, relation: str) -> int:
-        return int(self.spark.sql(f"describe history {relation} limit 1").collect()[0]["version"])
+        history = [
+            row.asDict() for row in self.spark.sql(render("spark__describe_history_sql", relation, 50)).collect()
+        ]
+        own = render("spark__own_commit", history, stream, invocation_id=invocation_id)
+        if own is None:
+            return 0  # skipped by Delta: a previous consume already recorded this window
+        return int(render("spark__commit_output_rows", history, own["commit_version"]) or 0)
 
 
 def open_stream(

@@ -19,7 +19,8 @@
 
 
 {#-- Spark normalises the user's start_at timestamp, so it compares with DESCRIBE HISTORY's in the
-     same session time zone. --#}
+     same session time zone. try_cast: under ANSI mode (Spark 4's default, Databricks) a cast of a
+     malformed value fails the statement before the package can say what is wrong. --#}
 {% macro spark__timestamp_sql(at_timestamp) %}
-  {{ return("select cast('" ~ (at_timestamp | replace("'", "''")) ~ "' as timestamp) as at_timestamp") }}
+  {{ return("select try_cast(" ~ dbt_tablestream.sql_string(at_timestamp) ~ " as timestamp) as at_timestamp") }}
 {% endmacro %}

@@ -8,7 +8,7 @@
 
 
 {% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
-  {%- set source = relation.schema ~ '.' ~ relation.identifier -%}
+  {%- set source = dbt_tablestream.stream_source_name(relation) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
@@ -58,6 +58,7 @@
       'table_id': detail['id'],
       'latest_timestamp': latest['timestamp'] | string,
       'change_feed_enabled': feed_enabled,
+      'file_retention': dbt_tablestream.spark__file_retention(properties),
       'earliest_change_version': earliest,
       'version_at_timestamp': version_at_timestamp,
   }) }}

@@ -3,13 +3,14 @@
 
 
 {#-- SQL that writes `sql` into `target` (mode 'overwrite' or 'append') as one Delta commit carrying
-     the stream's marker. --#}
-{% macro stream_write_sql(target, sql, mode, stream) %}
-  {{ return(adapter.dispatch('stream_write_sql', 'dbt_tablestream')(target, sql, mode, stream)) }}
+     the stream's marker. `kept_properties`: table properties of the replaced target that the
+     rebuilt one keeps (stream_kept_table_properties). --#}
+{% macro stream_write_sql(target, sql, mode, stream, kept_properties={}) %}
+  {{ return(adapter.dispatch('stream_write_sql', 'dbt_tablestream')(target, sql, mode, stream, kept_properties)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_write_sql(target, sql, mode, stream) %}
+{% macro spark__stream_write_sql(target, sql, mode, stream, kept_properties={}) %}
   {%- if mode == 'overwrite' -%}
     {%- set write_sql -%}
 create or replace table {{ target }}
@@ -17,7 +18,7 @@ using delta
 {{ partition_cols(label="partitioned by") }}
 {{ location_clause() }}
 {{ comment_clause() }}
-{{ tblproperties_clause() }}
+{{ dbt_tablestream.stream_tblproperties_clause(kept_properties) }}
 as
 {{ sql }}
     {%- endset -%}
@@ -31,7 +32,45 @@ insert into {{ target }}
 {% endmacro %}
 
 
-{% macro default__stream_write_sql(target, sql, mode, stream) %}
+{#-- The model's tblproperties, over the properties the replaced target keeps. --#}
+{% macro stream_tblproperties_clause(kept_properties) %}
+  {%- set properties = dict(kept_properties) -%}
+  {%- do properties.update(config.get('tblproperties') or {}) -%}
+  {%- if not properties -%}{{ return('') }}{%- endif -%}
+  {%- set pairs = [] -%}
+  {%- for key, value in properties.items() -%}
+    {%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}
+  {%- endfor -%}
+  {{ return('tblproperties (' ~ pairs | join(', ') ~ ')') }}
+{% endmacro %}
+
+
+{#-- What a rebuild (first run on an existing table, --full-refresh, reset) keeps of the target it
+     replaces: CREATE OR REPLACE takes only the model's tblproperties, and a target that other
+     models stream from (ref_stream) must keep its change feed on, or their next run is refused. --#}
+{% macro stream_kept_table_properties(existing_relation) %}
+  {{ return(adapter.dispatch('stream_kept_table_properties', 'dbt_tablestream')(existing_relation)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_kept_table_properties(existing_relation) %}
+  {%- if existing_relation is none or 'delta.enableChangeDataFeed' in (config.get('tblproperties') or {}) -%}
+    {{ return({}) }}
+  {%- endif -%}
+  {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(existing_relation)).rows
+        if row[0] == 'delta.enableChangeDataFeed' and (row[1] | string | lower) == 'true' -%}
+    {{ return({'delta.enableChangeDataFeed': 'true'}) }}
+  {%- endfor -%}
+  {{ return({}) }}
+{% endmacro %}
+
+
+{% macro default__stream_kept_table_properties(existing_relation) %}
+  {{ dbt_tablestream.engine_not_supported('stream_kept_table_properties') }}
+{% endmacro %}
+
+
+{% macro default__stream_write_sql(target, sql, mode, stream, kept_properties={}) %}
   {{ dbt_tablestream.engine_not_supported('stream_write_sql') }}
 {% endmacro %}
 

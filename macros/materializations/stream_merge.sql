@@ -36,7 +36,7 @@
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if existing_relation is none or stream.restart -%}
       {%- set build_sql = dbt_tablestream.stream_merge_build_sql(netted, data_columns, soft) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream), 'overwrite', stream) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
         select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ netted }}) as __tablestream_net where __change_type <> 'DELETE'

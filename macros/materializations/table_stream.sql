@@ -27,7 +27,7 @@
   {%- do dbt_tablestream.fault_point('before_target_commit') -%}
   {%- set response = none -%}
   {%- if existing_relation is none or stream.restart -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream), 'overwrite', stream) -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
     {%- endcall -%}

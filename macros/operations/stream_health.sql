@@ -27,16 +27,25 @@
     {{ return(health) }}
   {%- endif -%}
   {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0] -%}
+  {%- set properties = {} -%}
+  {%- for property in run_query(dbt_tablestream.spark__table_properties_sql(relation)).rows -%}
+    {%- do properties.update({property[0]: property[1]}) -%}
+  {%- endfor -%}
   {%- set stream = {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
-                    'source_table_id': detail['id']} -%}
+                    'source_table_id': detail['id'], 'file_retention': dbt_tablestream.spark__file_retention(properties)} -%}
+  {%- set retention = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0] -%}
   {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}
-  {%- set since = run_query(dbt_tablestream.spark__describe_history_sql(relation, latest_version - offset + 1)).rows
+  {%- set since = dbt_tablestream.spark__history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
-  {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, row['source_table_id'], remedy, since) -%}
+  {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, row['source_table_id'], remedy, since, retention['retained_from']) -%}
   {%- do health.update({'stale': problem is not none, 'problem': problem}) -%}
   {%- for commit in since or [] if (commit['version'] | int) == offset -%}
     {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
+  {%- endfor -%}
+  {#-- The oldest unconsumed commit passes the file retention then (the window check's rule). --#}
+  {%- for commit in since or [] if (commit['version'] | int) == offset + 1 and retention['retained_from'] is not none -%}
+    {%- do health.update({'at_risk_from': (commit['timestamp'] + (retention['checked_at'] - retention['retained_from'])) | string}) -%}
   {%- endfor -%}
   {{ return(health) }}
 {% endmacro %}

@@ -1,9 +1,10 @@
-{#-- Test-only hooks at the steps of the commit protocol (before_target_commit,
+{#-- Test-only hooks at the steps of a stream run (window_pinned, before_target_commit,
      after_target_commit, after_offsets_append): DBT_TABLESTREAM_FAULT=<point> kills the process
      there; DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds it there, to line up concurrent runs. --#}
 {% macro fault_point(point) %}
   {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
   {%- if pause and pause.split(':')[0] == point -%}
+    {{ log("tablestream test pause at " ~ point, info=True) }}
     {%- do adapter.dispatch('pause_point', 'dbt_tablestream')(point, pause.split(':')[1] | float) -%}
   {%- endif -%}
   {%- if env_var('DBT_TABLESTREAM_FAULT', '') == point -%}

@@ -21,9 +21,9 @@
   {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest') -%}
   {%- if not state.change_feed_enabled -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ relation.schema ~ "." ~ relation.identifier
+        "Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ dbt_tablestream.stream_source_name(relation)
         ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
-        ~ relation.schema ~ "." ~ relation.identifier ~ "}'`; the stream sees changes committed from then on.") }}
+        ~ dbt_tablestream.stream_source_name(relation) ~ "}'`; the stream sees changes committed from then on.") }}
   {%- endif -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
@@ -74,7 +74,7 @@
       'stream': stream_name,
       'stream_id': 'tablestream/' ~ stream_name ~ '/' ~ epoch,
       'epoch': epoch,
-      'source': relation.schema ~ '.' ~ relation.identifier,
+      'source': dbt_tablestream.stream_source_name(relation),
       'source_table_id': state.table_id,
       'mode': mode,
       'after': after,
@@ -82,14 +82,25 @@
       'restart': restart,
       'snapshot': snapshot,
       'timestamp': state.latest_timestamp,
+      'file_retention': state.file_retention,
       'view': none,
   } -%}
   {#-- A continuing stream is checked even when its window looks empty: a source dropped and
        recreated with fewer versions than the offset would otherwise pass as "nothing new". --#}
   {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
+  {%- do dbt_tablestream.fault_point('window_pinned') -%}
   {%- if snapshot or after < state.latest_version or recreated -%}
     {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ state.latest_version ~ ('__snapshot' if snapshot else '')}) -%}
     {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id)}) -%}
   {%- endif -%}
   {{ return(stream) }}
+{% endmacro %}
+
+
+{#-- The source's name as the stream records it (offsets log, marker, messages): `schema.table`,
+     or `catalog.schema.table` when the relation names a catalog (Unity Catalog), so the operations
+     that parse it back (parse_relation) reach the same table. --#}
+{% macro stream_source_name(relation) %}
+  {%- set catalog = relation.database if relation.database and relation.database != relation.schema else none -%}
+  {{ return((catalog ~ '.' if catalog else '') ~ relation.schema ~ '.' ~ relation.identifier) }}
 {% endmacro %}

@@ -11,7 +11,8 @@
      returns the relation its changes are read from. --#}
 {% macro spark__register_stream_window(relation, stream, table_id) %}
   {%- if not stream.snapshot -%}
-    {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy()) -%}
+    {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
+    {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), none, retained_from) -%}
     {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
   {%- endif -%}
   {{ return(dbt_tablestream.spark__window_relation_sql(relation, stream)) }}
@@ -38,8 +39,9 @@
 {% endmacro %}
 
 
-{#-- Why the window (after, through] of the source cannot be read, or none. --#}
-{% macro spark__window_problem(relation, stream, table_id, remedy, window_rows=none) %}
+{#-- Why the window (after, through] of the source cannot be read, or none. `retained_from`: the
+     time before which VACUUM may have removed the source's files (spark__retained_from_sql). --#}
+{% macro spark__window_problem(relation, stream, table_id, remedy, window_rows=none, retained_from=none) %}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
     {{ return("Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
         ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
@@ -49,7 +51,7 @@
         ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
   {%- endif -%}
   {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
-  {%- set window = window_rows if window_rows is not none else run_query(dbt_tablestream.spark__describe_history_sql(relation, stream.through - stream.after + 1)).rows -%}
+  {%- set window = window_rows if window_rows is not none else dbt_tablestream.spark__history_since(relation, stream.after + 1, stream.through) -%}
   {%- set listed = [] -%}
   {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (stream.after + 1) not in listed -%}
@@ -57,7 +59,42 @@
         ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the changes after the stream's offset "
         ~ stream.after ~ " cannot be read. " ~ remedy) }}
   {%- endif -%}
+  {#-- A VACUUM that kept the table's deletedFileRetentionDuration can have removed files of any
+       commit older than that, logged or not (file systems such as s3 log no VACUUM): Delta's CDC
+       reader refuses such a start itself since Delta 4.1, and earlier versions fail on a missing file. --#}
+  {%- for row in window if retained_from is not none and (row['version'] | int) == stream.after + 1 and row['timestamp'] < retained_from -%}
+    {{ return("Stream " ~ stream.stream ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source ~ " was committed at "
+        ~ row['timestamp'] ~ ", longer ago than the source's delta.deletedFileRetentionDuration (" ~ stream.file_retention
+        ~ "), so a VACUUM may have removed files its changes are read from, and the changes after the stream's offset "
+        ~ stream.after ~ " cannot be read completely. Run the stream more often than that, or raise the source's "
+        ~ "delta.deletedFileRetentionDuration. " ~ remedy) }}
+  {%- endfor -%}
   {{ return(dbt_tablestream.spark__window_commits_problem(stream, window, remedy)) }}
+{% endmacro %}
+
+
+{#-- The source's commits from version `first` on, newest first. DESCRIBE HISTORY counts from the
+     newest commit, and commits landing after the window was pinned at `through` would push its
+     first versions out of a LIMIT of the window's size (a false "stale"): the read grows until it
+     reaches `first` or the start of the log. --#}
+{% macro spark__history_since(relation, first, through) %}
+  {%- set read = namespace(limit=through - first + 2, rows=[]) -%}
+  {%- for attempt in range(10) if read.limit is not none -%}
+    {%- set read.rows = run_query(dbt_tablestream.spark__describe_history_sql(relation, read.limit)).rows -%}
+    {%- set read.limit = dbt_tablestream.spark__history_limit_to_reach(read.rows, first, read.limit) -%}
+  {%- endfor -%}
+  {{ return(read.rows) }}
+{% endmacro %}
+
+
+{#-- The LIMIT of the next DESCRIBE HISTORY read needed to reach version `first`, or none when
+     `rows` (read with `limit`) already reach it or the start of the log. Every reader of a window's
+     history uses it, the PySpark API included. --#}
+{% macro spark__history_limit_to_reach(rows, first, limit) %}
+  {%- set versions = [] -%}
+  {%- for row in rows -%}{%- do versions.append(row['version'] | int) -%}{%- endfor -%}
+  {%- if (versions | length) < limit or (versions | min) <= first -%}{{ return(none) }}{%- endif -%}
+  {{ return((versions | max) - first + 1) }}
 {% endmacro %}
 
 
@@ -70,10 +107,13 @@
   {%- set commits = [] -%}
   {%- for row in window_rows if (row['version'] | int) > stream.after and (row['version'] | int) <= stream.through -%}
     {%- set parameters = row['operationParameters'] | string -%}
+    {%- set operation = row['operation'] | upper -%}
     {%- set setting = modules.re.search('enableChangeDataFeed\\W+(true|false)', parameters, modules.re.IGNORECASE) -%}
+    {#-- UNSET TBLPROPERTIES lists only the keys it removed: an unset change feed is off. --#}
+    {%- set unset = operation == 'UNSET TBLPROPERTIES' and 'delta.enableChangeDataFeed' in parameters -%}
     {%- do commits.append({
-        'version': row['version'] | int, 'timestamp': row['timestamp'], 'operation': row['operation'] | upper,
-        'feed': (setting.group(1) | lower == 'true') if setting else none,
+        'version': row['version'] | int, 'timestamp': row['timestamp'], 'operation': operation,
+        'feed': false if unset else ((setting.group(1) | lower == 'true') if setting else none),
         'retention': modules.re.search('specifiedRetentionMillis\\W+(\\d+)', parameters)
                      or modules.re.search('defaultRetentionMillis\\W+(\\d+)', parameters)}) -%}
   {%- endfor -%}
@@ -100,6 +140,21 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return(none) }}
+{% endmacro %}
+
+
+{#-- How long the source keeps removed files before a VACUUM may delete them: its
+     delta.deletedFileRetentionDuration, Delta's default when unset. --#}
+{% macro spark__file_retention(table_properties) %}
+  {{ return(table_properties.get('delta.deletedFileRetentionDuration', 'interval 1 week')) }}
+{% endmacro %}
+
+
+{#-- The moment before which a VACUUM honouring `file_retention` may have removed files
+     (retained_from: NULL if Delta could not parse the interval either), and the moment of asking
+     (checked_at), on the session's clock like DESCRIBE HISTORY's timestamps. --#}
+{% macro spark__retained_from_sql(file_retention) %}
+  {{ return("select current_timestamp() - try_cast(" ~ dbt_tablestream.sql_string(file_retention) ~ " as interval) as retained_from, current_timestamp() as checked_at") }}
 {% endmacro %}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,11 @@ class DbtProject:
             installed = dbtRunner().invoke(["deps", "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
             assert installed.success, installed.exception
 
-    def invoke(self, *args: str) -> dbtRunnerResult:
+    def invoke(self, *args: str, callbacks: list[Callable[[Any], None]] | None = None) -> dbtRunnerResult:
+        """dbt in-process; ``callbacks`` receive every event dbt logs, as they happen."""
         self.install_packages()
-        return dbtRunner().invoke([*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
+        runner = dbtRunner(callbacks=callbacks or [])
+        return runner.invoke([*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
 
     def run_ok(self, *args: str) -> dbtRunnerResult:
         result = self.invoke(*args)

@@ -72,12 +72,12 @@ class StreamBench:
         if not processes:
             relocate_schemas(self.warehouse)
 
-    def invoke(self, *args: str) -> Any:
+    def invoke(self, *args: str, callbacks: list[Any] | None = None) -> Any:
         """dbt in-process, after the catalog has registered the warehouse's current tables."""
         if self.processes:
             return self.process(*args)
         register_tables(self.warehouse)
-        return self.project.invoke(*args)
+        return self.project.invoke(*args, callbacks=callbacks)
 
     def run_ok(self, *args: str) -> Any:
         if self.processes:

@@ -171,6 +171,7 @@ class ModelRender:
                     "window_check",
                     self.call("spark__describe_history_sql", self.source, stream["through"] - stream["after"] + 1),
                 )
+                yield statement("window_check", self.call("spark__retained_from_sql", "interval 1 week"))
             stream["view"] = self.call("spark__window_relation_sql", self.source, stream)
         compiled = self.compiled_code(stream)
         yield statement("model", compiled)

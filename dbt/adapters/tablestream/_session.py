@@ -129,13 +129,17 @@ class LocalSpark:
 
     @classmethod
     def session(cls, warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
-        session = getattr(cls._threads, "session", None)
-        if session is None:
+        """The calling thread's session for these settings; a thread that comes with other
+        settings (another profile in the same process) gets a fresh session, not a mix of both."""
+        key = (warehouse, tuple(sorted(overrides.items())))
+        cached = getattr(cls._threads, "session", None)
+        if cached is None or cached[0] != key:
             root = cls.root(warehouse, overrides)
             session = root.newSession()
             cls._apply_runtime_settings(session, session_settings(warehouse, overrides))
-            cls._threads.session = session
-        return session
+            cls._threads.session = (key, session)
+            return session
+        return cached[1]
 
     @classmethod
     def root(cls, warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:

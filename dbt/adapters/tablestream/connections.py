@@ -17,6 +17,7 @@ from dbt.adapters.tablestream._session import LocalSpark
 from dbt_tablestream.exceptions import TablestreamError
 
 ADAPTER_TYPE = "tablestream"
+ANSI_SETTING = "spark.sql.ansi.enabled"
 PROFILE_KEYS = ("schema", "database", "warehouse", "server_side_parameters")
 # Keys dbt itself puts in every profile target, besides the adapter's own fields.
 _DBT_PROFILE_KEYS = frozenset({"type", "threads", "retries"})
@@ -57,7 +58,12 @@ class TablestreamCredentials(SparkCredentials):
                 f"The tablestream profile runs a local Spark session; method {self.method!r} is for a cluster: "
                 "use `type: spark` with that method (docs: the README's 'Clusters' section)."
             )
+        ansi = self.server_side_parameters.get(ANSI_SETTING)
         super().__post_init__()
+        # dbt-spark turns ANSI mode off on every profile; Databricks SQL and Spark 4 clusters run
+        # with it on. A tablestream profile that asks for it gets it, to run models as they will run there.
+        if ansi is not None:
+            self.server_side_parameters[ANSI_SETTING] = str(ansi).lower()
 
     @property
     def type(self) -> str:

@@ -147,6 +147,9 @@ describe history analytics.orders_changes limit 50;
 -- orders_changes: next_run / window_check
 describe history app.orders limit 5;
 
+-- orders_changes: next_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
+
 -- orders_changes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (

@@ -26,10 +26,13 @@ show tblproperties app.orders;
 describe history app.orders;
 
 -- orders_changes_since_timestamp: first_run / source_state
-select cast('2026-11-01T00:00:00Z' as timestamp) as at_timestamp;
+select try_cast('2026-11-01T00:00:00Z' as timestamp) as at_timestamp;
 
 -- orders_changes_since_timestamp: first_run / window_check
 describe history app.orders limit 6;
+
+-- orders_changes_since_timestamp: first_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
 
 -- orders_changes_since_timestamp: first_run / model
 select order_id, status, __change_type, __commit_version, __commit_timestamp
@@ -151,6 +154,9 @@ describe history analytics.orders_changes_since_timestamp limit 50;
 
 -- orders_changes_since_timestamp: next_run / window_check
 describe history app.orders limit 5;
+
+-- orders_changes_since_timestamp: next_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
 
 -- orders_changes_since_timestamp: next_run / model
 select order_id, status, __change_type, __commit_version, __commit_timestamp

@@ -25,6 +25,9 @@ show tblproperties app.orders;
 -- orders_changes_since_version: first_run / window_check
 describe history app.orders limit 7;
 
+-- orders_changes_since_version: first_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
+
 -- orders_changes_since_version: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
@@ -56,9 +59,7 @@ using delta
 partitioned by (status)
 
 
-
-    tblproperties ('delta.enableChangeDataFeed' = 'true'
-    )
+tblproperties ('delta.enableChangeDataFeed' = 'true')
 as
 
 
@@ -147,6 +148,9 @@ describe history analytics.orders_changes_since_version limit 50;
 
 -- orders_changes_since_version: next_run / window_check
 describe history app.orders limit 5;
+
+-- orders_changes_since_version: next_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
 
 -- orders_changes_since_version: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp

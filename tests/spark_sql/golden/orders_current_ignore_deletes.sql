@@ -25,6 +25,9 @@ show tblproperties app.orders;
 -- orders_current_ignore_deletes: first_run / window_check
 describe history app.orders limit 5;
 
+-- orders_current_ignore_deletes: first_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
+
 -- orders_current_ignore_deletes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -189,6 +192,9 @@ describe history analytics.orders_current_ignore_deletes limit 50;
 
 -- orders_current_ignore_deletes: next_run / window_check
 describe history app.orders limit 5;
+
+-- orders_current_ignore_deletes: next_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
 
 -- orders_current_ignore_deletes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version

@@ -129,6 +129,9 @@ describe history analytics.orders_inserts limit 50;
 -- orders_inserts: next_run / window_check
 describe history app.orders limit 5;
 
+-- orders_inserts: next_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
+
 -- orders_inserts: next_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (

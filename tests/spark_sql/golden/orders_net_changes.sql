@@ -28,6 +28,9 @@ describe history app.orders;
 -- orders_net_changes: first_run / window_check
 describe history app.orders limit 9;
 
+-- orders_net_changes: first_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
+
 -- orders_net_changes: first_run / model
 select order_id, status, __change_type, __commit_version
 from (
@@ -187,6 +190,9 @@ describe history analytics.orders_net_changes limit 50;
 
 -- orders_net_changes: next_run / window_check
 describe history app.orders limit 5;
+
+-- orders_net_changes: next_run / window_check
+select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
 
 -- orders_net_changes: next_run / model
 select order_id, status, __change_type, __commit_version
