@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import logging
 import threading
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,6 +107,7 @@ class RealtimeStream:
         self._error: IngestError | None = None
         self._closed = False
         self._worker: threading.Thread | None = None
+        _track(self)
         if self.options.flush_mode is FlushMode.AUTO_FLUSH_BACKGROUND:
             self._worker = threading.Thread(
                 target=self._background, name=f"tablestream-ingest-{self.table}", daemon=True
@@ -368,6 +372,24 @@ class RealtimeStream:
                 self.stats.retries,
             )
 
+    def _stop_at_exit(self) -> None:
+        """Stop the writer thread at interpreter exit, after the commits already sealed; what is
+        still buffered was never flushed, so it is reported, not committed behind the caller's back."""
+        if self._closed:
+            return
+        with self._condition:
+            unflushed = len(self._buffer)
+            self._closed = True
+            self._condition.notify_all()
+        if self._worker is not None:
+            self._worker.join()
+        if unflushed:
+            logger.warning(
+                "realtime stream %s: %d buffered rows were not committed: the process exited without close()",
+                self.table,
+                unflushed,
+            )
+
     def __enter__(self) -> RealtimeStream:
         return self
 
@@ -383,6 +405,26 @@ def _value_size(value: Any) -> int:
     if isinstance(value, (list, tuple, dict)):
         return sum(_value_size(item) for item in value) + VALUE_OVERHEAD_BYTES
     return 8 + VALUE_OVERHEAD_BYTES
+
+
+# Streams not yet closed, stopped at interpreter exit while pyarrow and delta-rs are still whole: a
+# writer thread still running, or Arrow objects left for the interpreter's teardown, can abort the
+# process after its work is done ("terminate called without an active exception", exit 134).
+_LIVE_STREAMS: weakref.WeakSet[RealtimeStream] = weakref.WeakSet()
+_EXIT_HOOK: list[bool] = []
+
+
+def _track(stream: RealtimeStream) -> None:
+    if not _EXIT_HOOK:
+        atexit.register(_stop_live_streams)
+        _EXIT_HOOK.append(True)
+    _LIVE_STREAMS.add(stream)
+
+
+def _stop_live_streams() -> None:
+    for stream in list(_LIVE_STREAMS):
+        stream._stop_at_exit()
+    gc.collect()
 
 
 class Connection:
