@@ -125,7 +125,8 @@ full outer join {{ target }} as t on s.relative_path = t.relative_path
 {% endmacro %}
 
 
-{#-- Needs Delta 2.3 (WHEN NOT MATCHED BY SOURCE), the cluster engine's minimum. --#}
+{#-- WHEN NOT MATCHED BY SOURCE is SQL from Delta 2.4 on Spark 3.4 (Delta 2.3 has it in Scala only):
+     directory tables need Delta 2.4 (docs/cluster-engine.md, "Delta version: what works"). --#}
 {% macro spark__directory_merge_sql(target, listing_view) %}
   {%- set merge_sql -%}
 merge into {{ target }} as t
