@@ -41,6 +41,8 @@ setup(
             "hypothesis>=6.100",
             "dbt-tests-adapter>=1.11,<1.21",
             "ruff>=0.6",
+            # the Thrift tests reach the local cluster (tests/cluster) as production does: dbt-spark's thrift method
+            "dbt-spark[PyHive]>=1.11,<1.12",
         ],
         "bench": ["matplotlib>=3.8"],
     },

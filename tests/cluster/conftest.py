@@ -1,0 +1,23 @@
+"""The local cluster for the Thrift tests: started once per pytest process, stopped at its end,
+also when a test fails (tests/cluster/local_cluster.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cluster.local_cluster import LocalCluster, session_jars
+from tests.functional.local import shared_spark
+
+
+@pytest.fixture(scope="session")
+def thrift_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    # The jars the shared local session already fetched: nothing is resolved twice.
+    cluster = LocalCluster(Path(tmp_path_factory.mktemp("cluster")), jars=session_jars(shared_spark()))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

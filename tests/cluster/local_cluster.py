@@ -1,0 +1,306 @@
+"""A local Spark standalone cluster behind the Thrift server, from pyspark's own wheel.
+
+A master, one worker and `HiveThriftServer2` submitted to that master with delta-spark's jars and
+settings: the topology dbt-spark's `method: thrift` reaches in production, where each connection is
+a Spark session of its own. Every process is bound to 127.0.0.1 and started in a process group of
+its own, so stopping the cluster ends everything it started (the worker's executors included).
+
+Run it by hand (Ctrl-C stops it):
+
+    python tests/cluster/local_cluster.py --workdir /tmp/tablestream-cluster
+
+It prints the dbt profile that reaches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+DELTA_SETTINGS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+# The same small-machine sizing as the local profile: Spark's defaults are a cluster's.
+SMALL_MACHINE_SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.master.rest.enabled": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.executor.memory": "2g",
+    "spark.cores.max": "2",
+}
+
+
+class ClusterStartError(RuntimeError):
+    """The local cluster did not come up; the message names the process and its log."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def session_jars(spark: Any) -> list[str]:
+    """The jar files a running SparkSession fetched for delta-spark (its resolved `spark.jars`)."""
+    listed = spark.sparkContext.getConf().get("spark.jars", "")
+    return [item.removeprefix("file://") for item in listed.split(",") if item]
+
+
+def resolved_delta_jars(workdir: Path) -> list[str]:
+    """delta-spark's jars as the local profile resolves them (Maven Central, Ivy's cache): a local
+    session is started for it, and stopped."""
+    from dbt.adapters.tablestream._session import start_session
+
+    spark = start_session(workdir, {})
+    try:
+        return session_jars(spark)
+    finally:
+        spark.stop()
+
+
+@dataclass
+class LocalCluster:
+    """Start with `start()`, stop with `stop()` (also on a failed start)."""
+
+    workdir: Path
+    startup_timeout: float = 240.0
+    master_port: int = field(default_factory=free_port)
+    thrift_port: int = field(default_factory=free_port)
+    jars: list[str] = field(default_factory=list)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://{LOOPBACK}:{self.master_port}"
+
+    @property
+    def warehouse(self) -> Path:
+        return self.workdir / "warehouse"
+
+    def profile(self, schema: str = "analytics", threads: int = 1) -> dict[str, object]:
+        """A stock dbt-spark `method: thrift` profile target for this cluster."""
+        return {
+            "type": "spark",
+            "method": "thrift",
+            "host": LOOPBACK,
+            "port": self.thrift_port,
+            "user": "dbt",
+            "schema": schema,
+            "threads": threads,
+            "connect_retries": 3,
+            "connect_timeout": 10,
+        }
+
+    def start(self) -> LocalCluster:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        jars = self.jars or resolved_delta_jars(self.workdir / "resolver")
+        self.warehouse.mkdir(exist_ok=True)
+        (self.workdir / "logs").mkdir(exist_ok=True)
+        home = spark_home()
+        try:
+            self._launch(
+                "master",
+                [
+                    str(home / "bin" / "spark-class"),
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    LOOPBACK,
+                    "--port",
+                    str(self.master_port),
+                    "--webui-port",
+                    str(free_port()),
+                ],
+            )
+            self._wait_for_port("master", self.master_port)
+            self._launch(
+                "worker",
+                [
+                    str(home / "bin" / "spark-class"),
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    LOOPBACK,
+                    "--webui-port",
+                    str(free_port()),
+                    "--cores",
+                    "2",
+                    "--memory",
+                    "4g",
+                    "--work-dir",
+                    str(self.workdir / "worker"),
+                    self.master_url,
+                ],
+            )
+            settings = {
+                **SMALL_MACHINE_SETTINGS,
+                **DELTA_SETTINGS,
+                "spark.driver.host": LOOPBACK,
+                "spark.driver.bindAddress": LOOPBACK,
+                "spark.sql.warehouse.dir": self.warehouse.as_posix(),
+            }
+            command = [
+                str(home / "bin" / "spark-submit"),
+                "--master",
+                self.master_url,
+                "--class",
+                "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+                # Delta's own jars on the driver's class path, not only in --jars: the Thrift server
+                # resolves the `delta` data source per connection (a session of its own), and only
+                # its first session saw jars added at run time. Only io.delta's: a dependency's older
+                # Jackson ahead of Spark's would break Spark itself.
+                "--jars",
+                ",".join(jars),
+                "--driver-class-path",
+                os.pathsep.join(jar for jar in jars if Path(jar).name.startswith("io.delta_")),
+                "--driver-java-options",
+                f"-Dderby.system.home={self.workdir.as_posix()}",
+            ]
+            for key, value in settings.items():
+                command += ["--conf", f"{key}={value}"]
+            command += [
+                "--hiveconf",
+                f"hive.server2.thrift.port={self.thrift_port}",
+                "--hiveconf",
+                f"hive.server2.thrift.bind.host={LOOPBACK}",
+                "spark-internal",
+            ]
+            self._launch("thrift", command)
+            self._wait_for_port("thrift", self.thrift_port)
+            self._wait_for_sql()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _launch(self, name: str, command: list[str]) -> None:
+        environment = {
+            **os.environ,
+            "SPARK_LOCAL_IP": LOOPBACK,
+            "SPARK_HOME": str(spark_home()),
+            "PYSPARK_PYTHON": sys.executable,
+            "SPARK_LOG_DIR": str(self.workdir / "logs"),
+        }
+        log = (self.workdir / "logs" / f"{name}.log").open("wb")
+        self.processes[name] = subprocess.Popen(
+            command, cwd=self.workdir, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def _log_tail(self, name: str) -> str:
+        lines = (self.workdir / "logs" / f"{name}.log").read_text(errors="replace").splitlines()
+        return "\n".join(lines[-15:])
+
+    def _wait_for_port(self, name: str, port: int) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.processes[name].poll() is not None:
+                raise ClusterStartError(
+                    f"The local cluster's {name} exited with {self.processes[name].returncode} before listening "
+                    f"on {LOOPBACK}:{port}. Its log ({self.workdir / 'logs' / (name + '.log')}) ends:\n"
+                    + self._log_tail(name)
+                )
+            with socket.socket() as probe:
+                probe.settimeout(1)
+                if probe.connect_ex((LOOPBACK, port)) == 0:
+                    return
+            time.sleep(0.5)
+        raise ClusterStartError(
+            f"The local cluster's {name} did not listen on {LOOPBACK}:{port} within {self.startup_timeout:.0f} s. "
+            f"Its log ({self.workdir / 'logs' / (name + '.log')}) ends:\n" + self._log_tail(name)
+        )
+
+    def _wait_for_sql(self) -> None:
+        """The Thrift port opens before the server takes statements; wait for a real one."""
+        from pyhive import hive
+
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            try:
+                connection = hive.connect(host=LOOPBACK, port=self.thrift_port, username="dbt")
+                cursor = connection.cursor()
+                cursor.execute("select 1")
+                cursor.fetchall()
+                connection.close()
+                return
+            except Exception as error:
+                if time.monotonic() > deadline:
+                    raise ClusterStartError(
+                        f"The local Thrift server on {LOOPBACK}:{self.thrift_port} took no statement within "
+                        f"{self.startup_timeout:.0f} s ({error}). Its log ends:\n" + self._log_tail("thrift")
+                    ) from error
+                time.sleep(1)
+
+    def sql(self, statement: str) -> list[tuple[object, ...]]:
+        """One statement on a connection of its own (a Spark session of its own on the server)."""
+        from pyhive import hive
+
+        connection = hive.connect(host=LOOPBACK, port=self.thrift_port, username="dbt")
+        try:
+            cursor = connection.cursor()
+            cursor.execute(statement)
+            return list(cursor.fetchall()) if cursor.description else []
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        """Stop every process this cluster started, newest first: SIGTERM to its process group,
+        then SIGKILL to what is left after 20 s."""
+        for name in reversed(list(self.processes)):
+            process = self.processes[name]
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # executors the worker started, if any survived
+            process.wait()
+        self.processes.clear()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Start a local Spark cluster behind the Thrift server.")
+    parser.add_argument("--workdir", type=Path, default=Path("tablestream-cluster"))
+    arguments = parser.parse_args()
+    cluster = LocalCluster(arguments.workdir.resolve())
+    started = time.monotonic()
+    cluster.start()
+    print(
+        f"Local cluster up in {time.monotonic() - started:.0f} s: master {cluster.master_url}, "
+        f"Thrift {LOOPBACK}:{cluster.thrift_port}, warehouse {cluster.warehouse}."
+    )
+    print("dbt profile target (stock dbt-spark, `pip install 'dbt-spark[PyHive]'`):")
+    for key, value in cluster.profile().items():
+        print(f"  {key}: {value}")
+    print("Ctrl-C stops it.")
+    try:
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
