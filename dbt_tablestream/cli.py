@@ -198,13 +198,9 @@ def history_table(rows: list[dict[str, Any]]) -> str:
 
 
 def console_main() -> None:
-    """The `tablestream` console command: main(), then exit without the interpreter's teardown.
-
-    pyarrow's thread pool can abort the process while the interpreter finalizes ("terminate called
-    without an active exception", exit 134; apache/arrow#34314), after the work is done and its
-    output printed. A command that finished must exit with its own code, so the output is flushed
-    and the process leaves with os._exit, skipping the teardown. main() stays importable for callers
-    that go on running.
+    """The `tablestream` console command: main(), then exit without the interpreter's teardown,
+    where pyarrow can abort a process whose work is done (docs/architecture.md, "Exiting without an
+    abort"). main() stays importable for callers that go on running.
     """
     code = main()
     sys.stdout.flush()

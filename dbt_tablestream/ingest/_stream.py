@@ -407,9 +407,8 @@ def _value_size(value: Any) -> int:
     return 8 + VALUE_OVERHEAD_BYTES
 
 
-# Streams not yet closed, stopped at interpreter exit while pyarrow and delta-rs are still whole: a
-# writer thread still running, or Arrow objects left for the interpreter's teardown, can abort the
-# process after its work is done ("terminate called without an active exception", exit 134).
+# Streams not yet closed, stopped at interpreter exit while pyarrow and delta-rs are still whole
+# (docs/architecture.md, "Exiting without an abort").
 _LIVE_STREAMS: weakref.WeakSet[RealtimeStream] = weakref.WeakSet()
 _EXIT_HOOK: list[bool] = []
 

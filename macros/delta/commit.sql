@@ -121,7 +121,7 @@
 {% endmacro %}
 
 
-{#-- The commitInfo marker of a stream commit (DESIGN.md section 6). --#}
+{#-- The commitInfo marker of a stream commit (docs/architecture.md, "One stream run, traced", step 5). --#}
 {% macro stream_marker_metadata(stream) %}
   {{ return({
       'tablestream.stream': stream.stream,

@@ -1,7 +1,7 @@
 {#-- table_stream: append the stream's change rows to the target, an append-only change log.
-     Commit protocol (DESIGN.md section 6): the window was pinned when the model compiled; the
-     target write is one Delta commit carrying the stream's marker; only then is the offsets log
-     appended. An empty window writes nothing to the target and still moves the offset. --#}
+     Commit protocol (docs/architecture.md, "One stream run, traced"): the window was pinned when
+     the model compiled; the target write is one Delta commit carrying the stream's marker; only
+     then is the offsets log appended. An empty window writes nothing to the target and still moves the offset. --#}
 {% materialization table_stream, default %}
   {%- do dbt_tablestream.validate_stream_config() -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}

@@ -1,4 +1,4 @@
-{#-- The column contract of a stream read (DESIGN.md section 5): every source column, then
+{#-- The column contract of a stream read (docs/architecture.md, "The layers"): every source column, then
      __change_type, __commit_version, __commit_timestamp. The window is embedded as a comment so the
      materialization commits exactly the window that was read. --#}
 {% macro change_rows_sql(stream, source_relation, columns=none) %}

@@ -1,6 +1,6 @@
-{#-- Net changes per key (DESIGN.md section 5, Spark 4.2's netChanges): a key's changes are ordered
-     by __commit_version, then pre-images before post-images. Its first row is its state before the
-     window, its last row its state after:
+{#-- Net changes per key (docs/architecture.md, "The layers"; Spark 4.2's netChanges): a key's
+     changes are ordered by __commit_version, then pre-images before post-images. Its first row is
+     its state before the window, its last row its state after:
        absent -> present: one INSERT with the final values
        present -> present: the first UPDATE_BEFORE and the last UPDATE_AFTER
        present -> absent: one DELETE with the original values

@@ -10,7 +10,8 @@
 
 
 {#-- The stream's identity, offset and window, pinned now: the offset is the larger of the offsets
-     log and the target's own marker (DESIGN.md section 6); `to` is the source's latest version. --#}
+     log and the target's own marker (docs/architecture.md, "One stream run, traced", step 1); `to`
+     is the source's latest version. --#}
 {% macro resolve_stream(relation, default_suffix) %}
   {%- do dbt_tablestream.validate_stream_config() -%}
   {%- set stream_name = config.get('stream_name', none) or (this.identifier ~ '__' ~ default_suffix) -%}

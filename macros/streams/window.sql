@@ -7,8 +7,8 @@
 {% endmacro %}
 
 
-{#-- Refuses a window that cannot be read completely and exactly (DESIGN.md section 7), then
-     returns the relation its changes are read from. --#}
+{#-- Refuses a window that cannot be read completely and exactly (docs/architecture.md, "One
+     stream run, traced", step 2), then returns the relation its changes are read from. --#}
 {% macro spark__register_stream_window(relation, stream, table_id) %}
   {%- if not stream.snapshot -%}
     {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}

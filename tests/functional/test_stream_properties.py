@@ -3,7 +3,7 @@
 - a keyed table_stream appends exactly the source's net changes over the run's window.
 
 The oracle needs no change feed: a key's net change over a window is decided by its state before
-and after the window and whether the window touched it (DESIGN.md section 5).
+and after the window and whether the window touched it (docs/architecture.md, "The layers").
 
 CI runs a bounded number of examples; a longer soak:
     TABLESTREAM_PROPERTY_EXAMPLES=200 pytest -m soak tests/functional/test_stream_properties.py

@@ -1,5 +1,6 @@
-"""DESIGN.md section 7 for table_stream: each refusal names the stream, the source and the remedy,
-and leaves the target and the offsets log exactly as they were."""
+"""The window refusals of docs/architecture.md ("One stream run, traced", step 2) for
+table_stream: each refusal names the stream, the source and the remedy, and leaves the target and
+the offsets log exactly as they were."""
 
 from __future__ import annotations
 
