@@ -26,20 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-LOOPBACK = "127.0.0.1"
-DELTA_SETTINGS = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-}
-# The same small-machine sizing as the local profile: Spark's defaults are a cluster's.
-SMALL_MACHINE_SETTINGS = {
-    "spark.ui.enabled": "false",
+from dbt.adapters.tablestream._session import DELTA_SETTINGS, LOOPBACK, SMALL_MACHINE_SETTINGS
+
+# The local profile's small-machine sizing, less what only a local-mode driver takes, plus what a
+# standalone cluster adds: executors sized for 2 cores, and no REST submission server.
+CLUSTER_SETTINGS = {
+    **{
+        key: value
+        for key, value in SMALL_MACHINE_SETTINGS.items()
+        if key not in ("spark.master", "spark.app.name", "spark.driver.memory")
+    },
     "spark.master.rest.enabled": "false",
-    "spark.sql.shuffle.partitions": "4",
-    "spark.default.parallelism": "4",
-    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
-    "spark.databricks.delta.snapshotPartitions": "2",
-    "spark.sql.session.timeZone": "UTC",
     "spark.executor.memory": "2g",
     "spark.cores.max": "2",
 }
@@ -152,10 +149,8 @@ class LocalCluster:
                 ],
             )
             settings = {
-                **SMALL_MACHINE_SETTINGS,
+                **CLUSTER_SETTINGS,
                 **DELTA_SETTINGS,
-                "spark.driver.host": LOOPBACK,
-                "spark.driver.bindAddress": LOOPBACK,
                 "spark.sql.warehouse.dir": self.warehouse.as_posix(),
             }
             command = [

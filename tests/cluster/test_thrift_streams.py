@@ -21,18 +21,21 @@ def project(tmp_path: Path, cluster: LocalCluster, schema: str, models: dict[str
     return DbtProject(tmp_path / "project", cluster.warehouse, models=files, profile=cluster.profile(schema=schema))
 
 
-def fresh_schema() -> str:
-    return f"t{uuid.uuid4().hex[:8]}"
-
-
-def test_table_stream_appends_each_window_once(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
-    schema = fresh_schema()
-    thrift_cluster.sql(f"create schema {schema}_app")
-    thrift_cluster.sql(
+def source_with_rows(cluster: LocalCluster, rows: str) -> str:
+    """A fresh schema `<s>_app` holding the source `t` (id, name) with the change feed on and `rows`
+    (a VALUES list) in one commit; returns `<s>`, the schema of the project's targets."""
+    schema = f"t{uuid.uuid4().hex[:8]}"
+    cluster.sql(f"create schema {schema}_app")
+    cluster.sql(
         f"create table {schema}_app.t (id int, name string) using delta "
         "tblproperties ('delta.enableChangeDataFeed' = 'true')"
     )
-    thrift_cluster.sql(f"insert into {schema}_app.t values (1, 'a'), (2, 'b')")
+    cluster.sql(f"insert into {schema}_app.t values {rows}")
+    return schema
+
+
+def test_table_stream_appends_each_window_once(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
+    schema = source_with_rows(thrift_cluster, "(1, 'a'), (2, 'b')")
     log = (
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select id, name, __change_type from {{ dbt_tablestream.source_stream('app', 't') }}"
@@ -54,13 +57,7 @@ def test_table_stream_appends_each_window_once(tmp_path: Path, thrift_cluster: L
 
 
 def test_stream_merge_mirrors_a_keyed_source(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
-    schema = fresh_schema()
-    thrift_cluster.sql(f"create schema {schema}_app")
-    thrift_cluster.sql(
-        f"create table {schema}_app.t (id int, name string) using delta "
-        "tblproperties ('delta.enableChangeDataFeed' = 'true')"
-    )
-    thrift_cluster.sql(f"insert into {schema}_app.t values (1, 'a'), (2, 'b'), (3, 'c')")
+    schema = source_with_rows(thrift_cluster, "(1, 'a'), (2, 'b'), (3, 'c')")
     current = (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
         "select id, name, __change_type, __commit_version from {{ dbt_tablestream.source_stream('app', 't') }}"
