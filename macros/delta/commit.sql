@@ -17,6 +17,9 @@
   {%- if mode != 'overwrite' -%}
     {%- set verdict = dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.spark__stream_target_marker(target, stream.stream)) -%}
     {%- if verdict == 'applied' -%}
+      {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
+      {%- call noop_statement('main', 'SKIPPED window (' ~ stream.after ~ ', ' ~ stream.through ~ '] applied by a concurrent run', 'SKIPPED', 0) -%}
+      {%- endcall -%}
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
   {%- endif -%}
