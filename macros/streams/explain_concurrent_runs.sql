@@ -1,0 +1,35 @@
+{#-- Run by this package's on-run-end hook. Two runs of one stream that write at the same moment
+     carry the same marker (app id), and Delta lets only the first commit: the other fails inside
+     Delta with DELTA_CONCURRENT_TRANSACTION, a message about streaming checkpoints. A materialization
+     cannot catch that error, so the run's end says what it means for the stream. The stream, its
+     source and the window are read from the winning commit's marker, which Delta's message quotes. --#}
+{% macro explain_concurrent_runs(results) %}
+  {%- if not execute -%}{{ return('') }}{%- endif -%}
+  {%- for result in results
+        if result.status == 'error' and result.node.resource_type == 'model'
+        and result.node.config.materialized in ['table_stream', 'stream_merge'] -%}
+    {%- set explanation = dbt_tablestream.concurrent_run_explanation(result.node.name, result.message or '') -%}
+    {%- if explanation -%}
+      {{ log(explanation, info=True) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return('') }}
+{% endmacro %}
+
+
+{#-- The explanation of a stream model's error, or none when the error is not a concurrent run's win. --#}
+{% macro concurrent_run_explanation(model_name, message) %}
+  {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message or 'tablestream.stream' not in message -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set marker = {} -%}
+  {%- for key in ['stream', 'source', 'from', 'to', 'invocation_id'] -%}
+    {#-- The marker is JSON quoted inside JSON: its quotes arrive as \" or ". --#}
+    {%- set found = modules.re.search('tablestream\\.' ~ key ~ '\\\\?"\\s*:\\s*\\\\?"?([^",\\\\}]+)', message) -%}
+    {%- do marker.update({key: found.group(1) if found else '?'}) -%}
+  {%- endfor -%}
+  {{ return("Stream " ~ marker.stream ~ " on " ~ marker.source ~ " is being consumed by another run: run "
+     ~ marker.invocation_id ~ " committed the window (" ~ marker['from'] ~ ", " ~ marker.to ~ "] to model "
+     ~ model_name ~ " while this run was writing it, so Delta refused this run's write (DELTA_CONCURRENT_TRANSACTION). "
+     ~ "Nothing was written by this run and its offset did not move; nothing needs repair. Run again to apply what changed since.") }}
+{% endmacro %}
