@@ -287,7 +287,9 @@ def main() -> int:
     print("dbt profile target (stock dbt-spark, `pip install 'dbt-spark[PyHive]'`):")
     for key, value in cluster.profile().items():
         print(f"  {key}: {value}")
-    print("Ctrl-C stops it.")
+    print("Ctrl-C (or SIGTERM) stops it.")
+    # SIGTERM as well as Ctrl-C: `kill` of this script must not leave the cluster's JVMs behind.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         signal.pause()
     except KeyboardInterrupt:

@@ -7,31 +7,10 @@ stream_merge that mirrors a keyed source through inserts, updates and deletes.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 from tests.cluster.local_cluster import LocalCluster
-from tests.functional.dbt_project_helper import DbtProject
-from tests.functional.streams import sources_yml
-
-
-def project(tmp_path: Path, cluster: LocalCluster, schema: str, models: dict[str, str]) -> DbtProject:
-    files = {"sources.yml": sources_yml("t").replace("- name: app", f"- name: app\n    schema: {schema}_app"), **models}
-    files = {name if name.endswith(".yml") else f"{name}.sql": sql for name, sql in files.items()}
-    return DbtProject(tmp_path / "project", cluster.warehouse, models=files, profile=cluster.profile(schema=schema))
-
-
-def source_with_rows(cluster: LocalCluster, rows: str) -> str:
-    """A fresh schema `<s>_app` holding the source `t` (id, name) with the change feed on and `rows`
-    (a VALUES list) in one commit; returns `<s>`, the schema of the project's targets."""
-    schema = f"t{uuid.uuid4().hex[:8]}"
-    cluster.sql(f"create schema {schema}_app")
-    cluster.sql(
-        f"create table {schema}_app.t (id int, name string) using delta "
-        "tblproperties ('delta.enableChangeDataFeed' = 'true')"
-    )
-    cluster.sql(f"insert into {schema}_app.t values {rows}")
-    return schema
+from tests.cluster.thrift_project import project, source_with_rows
 
 
 def test_table_stream_appends_each_window_once(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
@@ -74,3 +53,44 @@ def test_stream_merge_mirrors_a_keyed_source(tmp_path: Path, thrift_cluster: Loc
         assert sorted(thrift_cluster.sql(f"select id, name from {schema}.current")) == sorted(
             thrift_cluster.sql(f"select id, name from {schema}_app.t")
         )
+
+
+def test_four_threads_four_streams_three_rounds(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
+    """`threads: 4`, one connection (a server session) per dbt thread: the local per-round check
+    (tests/functional/test_threads.py) - every mirror equals its source, every offset is at the
+    source's latest version."""
+    schema = source_with_rows(thrift_cluster, "(1, 'a'), (2, 'b')", tables=("t", "u"))
+    models = {
+        f"mirror_{source}_{copy}": (
+            "{{ config(materialized='stream_merge', unique_key='id') }}\n"
+            f"select id, name, __change_type, __commit_version from {{{{ dbt_tablestream.source_stream('app', '{source}') }}}}"
+        )
+        for source in ("t", "u")
+        for copy in (1, 2)
+    }
+    dbt = project(tmp_path, thrift_cluster, schema, models, sources=("t", "u"), threads=4)
+    for round in range(3):
+        if round:
+            for source in ("t", "u"):
+                thrift_cluster.sql(f"insert into {schema}_app.{source} values ({10 + round}, 'n{round}')")
+                thrift_cluster.sql(f"update {schema}_app.{source} set name = concat(name, '+') where id = 1")
+                if round == 2:
+                    thrift_cluster.sql(f"delete from {schema}_app.{source} where id = 2")
+        result = dbt.run_ok("run")
+        ran = [item for item in result.result.results if item.node.resource_type == "model"]
+        assert sorted(item.node.name for item in ran) == sorted(models)
+        assert len({item.thread_id for item in ran}) > 1, "the models ran on one dbt thread"
+        latest = {
+            source: thrift_cluster.sql(f"describe history {schema}_app.{source} limit 1")[0][0] for source in ("t", "u")
+        }
+        for model in models:
+            source = model.split("_")[1]
+            assert sorted(thrift_cluster.sql(f"select id, name from {schema}.{model}")) == sorted(
+                thrift_cluster.sql(f"select id, name from {schema}_app.{source}")
+            ), (round, model)
+        positions = dict(
+            thrift_cluster.sql(
+                f"select stream_name, max(to_version) from {schema}.tablestream_offsets group by stream_name"
+            )
+        )
+        assert positions == {f"{model}__app_{model.split('_')[1]}": latest[model.split("_")[1]] for model in models}
