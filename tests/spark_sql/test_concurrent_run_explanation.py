@@ -1,0 +1,60 @@
+"""The on-run-end explanation of a stream run that lost a same-moment race inside Delta, fed
+Delta's DELTA_CONCURRENT_TRANSACTION message in the form delta-spark 4.4.0 raises it: the
+conflicting commit as JSON, its userMetadata (the stream's marker) JSON inside that JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.spark_sql.render import SparkRenderer
+
+pytestmark = pytest.mark.spark_sql
+
+MARKER = {
+    "tablestream.stream": "current__app_t",
+    "tablestream.stream_id": "tablestream/current__app_t/0",
+    "tablestream.epoch": 0,
+    "tablestream.from": 1,
+    "tablestream.to": 3,
+    "tablestream.source": "app.t",
+    "tablestream.source_table_id": "81702017-2952-451c-85c6-14256900d07f",
+    "tablestream.invocation_id": "63cac994-f9e1-4d9f-9925-60bee022aa25",
+}
+
+
+def delta_conflict_message(marker: dict[str, object]) -> str:
+    commit = {
+        "timestamp": 1795439586185,
+        "operation": "MERGE",
+        "operationParameters": {"predicate": '["(id#14962 = id#15007)"]'},
+        "readVersion": 0,
+        "userMetadata": json.dumps(marker),
+        "engineInfo": "Apache-Spark/4.2.0 Delta-Lake/4.4.0",
+    }
+    return (
+        "Database Error\n  org.apache.hive.service.cli.HiveSQLException: Error running query: "
+        "[DELTA_CONCURRENT_TRANSACTION] io.delta.exceptions.ConcurrentTransactionException: "
+        "[DELTA_CONCURRENT_TRANSACTION] ConcurrentTransactionException: This error occurs when multiple "
+        "streaming queries are using the same checkpoint to write into this table. Did you run multiple "
+        f"instances of the same streaming query at the same time?\nConflicting commit: {json.dumps(commit)}\n"
+        "Refer to https://docs.delta.io/latest/concurrency-control.html for more details."
+    )
+
+
+def test_a_lost_race_is_explained_with_the_winners_window(renderer: SparkRenderer) -> None:
+    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    explanation = str(explain("current", delta_conflict_message(MARKER)))
+    assert explanation.startswith("Stream current__app_t on app.t is being consumed by another run: ")
+    assert "run 63cac994-f9e1-4d9f-9925-60bee022aa25 committed the window (1, 3] to model current" in explanation
+    assert "Nothing was written by this run and its offset did not move" in explanation
+    assert "Run again" in explanation
+
+
+def test_other_errors_are_not_explained(renderer: SparkRenderer) -> None:
+    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    assert explain("current", "[TABLE_OR_VIEW_NOT_FOUND] The table or view `app`.`t` cannot be found.") is None
+    # A conflict between commits that carry no stream marker is Delta's business alone.
+    unmarked = delta_conflict_message(MARKER).replace("tablestream.", "other.")
+    assert explain("current", unmarked) is None
