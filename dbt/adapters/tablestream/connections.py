@@ -91,6 +91,7 @@ class ThreadSessionCursor(Cursor):
         self.warehouse = warehouse
 
     def execute(self, sql: str, *parameters: Any) -> None:
+        from py4j.protocol import Py4JJavaError
         from pyspark.errors import AnalysisException
 
         if parameters:
@@ -100,6 +101,15 @@ class ThreadSessionCursor(Cursor):
             self._df = session.sql(sql)
         except AnalysisException as error:
             raise DbtRuntimeError(str(error)) from error
+        except Py4JJavaError as error:
+            # pyspark, converting Delta's AnalysisException, asks Spark for the message of its error
+            # class (to log it); Spark does not know Delta's DELTA_* classes, and that call fails
+            # with "[INTERNAL_ERROR] Cannot find main error class". The Java exception the query
+            # raised is the one being handled then: its message is Delta's.
+            raised = error.__context__
+            if isinstance(raised, Py4JJavaError):
+                raise DbtRuntimeError(str(raised.java_exception.getMessage())) from raised
+            raise
 
 
 class ThreadSessionConnection:
