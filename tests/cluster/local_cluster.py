@@ -29,14 +29,13 @@ from typing import Any
 from dbt.adapters.tablestream._session import DELTA_SETTINGS, LOOPBACK, SMALL_MACHINE_SETTINGS
 
 # The local profile's small-machine sizing, less what only a local-mode driver takes, plus what a
-# standalone cluster adds: executors sized for 2 cores, and no REST submission server.
+# standalone cluster adds: executors sized for 2 cores.
 CLUSTER_SETTINGS = {
     **{
         key: value
         for key, value in SMALL_MACHINE_SETTINGS.items()
         if key not in ("spark.master", "spark.app.name", "spark.driver.memory")
     },
-    "spark.master.rest.enabled": "false",
     "spark.executor.memory": "2g",
     "spark.cores.max": "2",
 }
@@ -115,6 +114,9 @@ class LocalCluster:
         self.warehouse.mkdir(exist_ok=True)
         (self.workdir / "logs").mkdir(exist_ok=True)
         home = spark_home()
+        # The master's REST submission server (port 6066) is on by default: nothing here uses it.
+        master_properties = self.workdir / "master.properties"
+        master_properties.write_text("spark.master.rest.enabled false\n")
         try:
             self._launch(
                 "master",
@@ -127,6 +129,8 @@ class LocalCluster:
                     str(self.master_port),
                     "--webui-port",
                     str(free_port()),
+                    "--properties-file",
+                    str(master_properties),
                 ],
             )
             self._wait_for_port("master", self.master_port)
