@@ -1,0 +1,370 @@
+"""Benchmark: a stream against what users would run instead, on delta-spark, as ratios.
+
+One process, one warm local session (the `tablestream` adapter's), every variant interleaved over
+the same source commits:
+
+- `stream_merge` and `table_stream` (this package);
+- `cdf_incremental`: the stock incremental Databricks users write over `table_changes` (last change
+  per key by `row_number()`, a soft-delete flag, `incremental_strategy='merge'`);
+- `watermark`: a stock incremental filtered on `updated_at`;
+- `rebuild`: a stock `table`;
+- `floor`: the same net changes applied by one bare MERGE through `spark.sql`, no dbt around it;
+- `noop_stream` / `noop_incremental`: `stream_merge` on an empty window, next to `watermark` with
+  nothing new.
+
+Each round commits a clustered, mixed change to the source (a third updates, a third deletes, a
+third inserts), then runs every variant once, in a rotated order. Reported: the median wall time of
+each variant per size, its peak RSS (driver Python and the JVM, sampled while it runs) and, for dbt
+variants, the statements it sent.
+
+    python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds
+    python bench/run.py --sizes 100000 --rounds 2 --fraction 0.01
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
+PROJECT = BENCH / "project"
+DBT_VARIANTS = ("stream_merge", "table_stream", "cdf_incremental", "watermark", "rebuild")
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    import pyspark
+
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def jvm_pid() -> int | None:
+    """The JVM this process's Spark session runs in (a child process running java)."""
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == me and b"java" in command.split(b"\0")[0]:
+            return int(entry.name)
+    return None
+
+
+@dataclass
+class PeakRss:
+    """Samples the driver's and the JVM's resident memory every 50 ms while in use."""
+
+    jvm: int | None
+    python_peak: int = 0
+    jvm_peak: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __enter__(self) -> PeakRss:
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.python_peak = max(self.python_peak, rss_bytes(os.getpid()))
+            if self.jvm is not None:
+                self.jvm_peak = max(self.jvm_peak, rss_bytes(self.jvm))
+            self._stop.wait(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+@dataclass
+class Measurement:
+    variant: str
+    rows: int
+    round: int
+    seconds: float
+    python_rss: int
+    jvm_rss: int
+    statements: int | None = None
+    statement_seconds: float | None = None
+    statement_log: list[tuple[str, float]] = field(default_factory=list)
+
+
+class Bench:
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.warehouse = work / "warehouse"
+        self.project = work / "project"
+        shutil.copytree(PROJECT, self.project)
+        (self.project / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(ROOT)}]}))
+        target = {"type": "tablestream", "schema": "analytics", "warehouse": str(self.warehouse), "threads": 1}
+        (self.project / "profiles.yml").write_text(
+            yaml.safe_dump({"bench": {"target": "dev", "outputs": {"dev": target}}})
+        )
+        from dbt.adapters.tablestream._session import LocalSpark
+
+        self.spark = LocalSpark.root(self.warehouse, {})
+        self.jvm = jvm_pid()
+        self.dbt(["deps"])
+
+    def dbt(self, args: list[str], statements: list[tuple[str, float]] | None = None) -> None:
+        """dbt in-process, quiet; `statements` collects each statement dbt sent (its first words) and its time."""
+        from dbt.cli.main import dbtRunner
+
+        sent: list[str] = []
+
+        def record(event: Any) -> None:
+            if statements is None:
+                return
+            if event.info.name == "SQLQuery":
+                sql = str(event.data.sql)
+                sql = sql.split("*/", 1)[1] if sql.lstrip().startswith("/*") else sql
+                sent.append(" ".join(sql.split())[:100])
+            elif event.info.name == "SQLQueryStatus":
+                statements.append((sent[-1] if sent else "?", float(event.data.elapsed)))
+
+        result = dbtRunner(callbacks=[record]).invoke(
+            ["--quiet", *args, "--project-dir", str(self.project), "--profiles-dir", str(self.project)]
+        )
+        if not result.success:
+            raise RuntimeError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
+
+    def sql(self, statement: str) -> list[Any]:
+        return self.spark.sql(statement).collect()
+
+    def latest_version(self) -> int:
+        return int(self.sql("describe history app.src limit 1")[0]["version"])
+
+    def create_source(self, rows: int) -> None:
+        for schema in ("app", "analytics"):
+            self.sql(f"drop schema if exists {schema} cascade")
+            self.sql(f"create schema {schema}")
+        self.sql(
+            "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
+            "tblproperties ('delta.enableChangeDataFeed' = 'true')"
+        )
+        self.sql(
+            f"insert into app.src select id, concat('c', cast(id % 100 as string)), cast(id % 1000 as double) / 10, "
+            f"timestamp '2026-01-01 00:00:00' from range({rows})"
+        )
+        self.sql("create table analytics.floor using delta as select * from app.src")
+        self.floor_after = self.latest_version()
+
+    def change_source(self, rows: int, fraction: float, round: int) -> None:
+        """A clustered, mixed change in three commits: updates, deletes, inserts of fresh ids."""
+        part = max(1, int(rows * fraction) // 3)
+        start = (round * 7919 * part * 3) % max(1, rows - 3 * part)
+        self.sql(
+            f"update app.src set amount = amount + 1, updated_at = current_timestamp() "
+            f"where id >= {start} and id < {start + part}"
+        )
+        self.sql(f"delete from app.src where id >= {start + part} and id < {start + 2 * part}")
+        fresh = rows + round * part
+        self.sql(f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})")
+
+    def floor(self) -> None:
+        """The window's net changes applied by one bare MERGE: what a stream run cannot beat."""
+        through = self.latest_version()
+        if through <= self.floor_after:
+            return
+        self.sql(
+            f"""
+            merge into analytics.floor as t
+            using (
+              select * from (
+                select *, row_number() over (partition by id order by _commit_version desc,
+                  case _change_type when 'update_preimage' then 0 else 1 end desc) as last
+                from table_changes('app.src', {self.floor_after + 1}, {through})
+                where _change_type <> 'update_preimage'
+              ) where last = 1
+            ) as s
+            on t.id = s.id
+            when matched and s._change_type = 'delete' then delete
+            when matched then update set t.category = s.category, t.amount = s.amount, t.updated_at = s.updated_at
+            when not matched and s._change_type <> 'delete' then insert (id, category, amount, updated_at)
+              values (s.id, s.category, s.amount, s.updated_at)
+            """
+        )
+        self.floor_after = through
+
+    def measure(
+        self, variant: str, rows: int, round: int, action: Callable[[list[tuple[str, float]]], None]
+    ) -> Measurement:
+        statements: list[tuple[str, float]] = []
+        with PeakRss(self.jvm) as peak:
+            started = time.perf_counter()
+            action(statements)
+            seconds = time.perf_counter() - started
+        return Measurement(
+            variant,
+            rows,
+            round,
+            seconds,
+            peak.python_peak,
+            peak.jvm_peak,
+            len(statements) if variant != "floor" else None,
+            sum(elapsed for _, elapsed in statements) if variant != "floor" else None,
+            statements if variant != "floor" else [],
+        )
+
+
+def run_model(bench: Bench, model: str) -> Callable[[list[tuple[str, float]]], None]:
+    return lambda statements: bench.dbt(["run", "-s", model], statements)
+
+
+def run_size(bench: Bench, rows: int, fraction: float, rounds: int, log: Callable[[str], None]) -> list[Measurement]:
+    started = time.perf_counter()
+    bench.create_source(rows)
+    bench.dbt(["run", "--full-refresh"])  # every target built from the same source version
+    log(f"{rows:,} rows: source and targets built in {time.perf_counter() - started:.0f} s")
+    measurements: list[Measurement] = []
+    variants: list[tuple[str, Callable[[list[tuple[str, float]]], None]]] = [
+        *((model, run_model(bench, model)) for model in DBT_VARIANTS),
+        ("floor", lambda statements: bench.floor()),
+    ]
+    for round in range(1, rounds + 1):
+        bench.change_source(rows, fraction, round)
+        shift = round % len(variants)
+        for variant, action in variants[shift:] + variants[:shift]:
+            measurements.append(bench.measure(variant, rows, round, action))
+        measurements.append(bench.measure("noop_stream", rows, round, run_model(bench, "stream_merge")))
+        measurements.append(bench.measure("noop_incremental", rows, round, run_model(bench, "watermark")))
+        summary = ", ".join(
+            f"{m.variant} {m.seconds:.1f}s" for m in measurements if m.round == round and m.rows == rows
+        )
+        log(f"{rows:,} rows, round {round}/{rounds}: {summary}")
+    return measurements
+
+
+def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, float | None]]]:
+    table: dict[int, dict[str, dict[str, float | None]]] = {}
+    for rows in sorted({m.rows for m in measurements}):
+        table[rows] = {}
+        for variant in dict.fromkeys(m.variant for m in measurements if m.rows == rows):
+            picked = [m for m in measurements if m.rows == rows and m.variant == variant]
+            counts = [m.statements for m in picked if m.statements is not None]
+            table[rows][variant] = {
+                "seconds": statistics.median(m.seconds for m in picked),
+                "python_rss_mb": max(m.python_rss for m in picked) / 2**20,
+                "jvm_rss_mb": max(m.jvm_rss for m in picked) / 2**20,
+                "statements": statistics.median(counts) if counts else None,
+            }
+    return table
+
+
+def result_line(table: dict[int, dict[str, dict[str, float | None]]]) -> str:
+    small, large = min(table), max(table)
+
+    def seconds(rows: int, variant: str) -> float:
+        value = table[rows][variant]["seconds"]
+        assert value is not None
+        return value
+
+    stream = seconds(large, "stream_merge")
+    return (
+        f"RESULT vs_rebuild={seconds(large, 'rebuild') / stream:.2f} "
+        f"vs_cdf_incremental={stream / seconds(large, 'cdf_incremental'):.2f} "
+        f"vs_floor={stream / seconds(large, 'floor'):.2f} "
+        f"size_growth={stream / seconds(small, 'stream_merge'):.2f} "
+        f"noop_ratio={seconds(large, 'noop_stream') / seconds(large, 'noop_incremental'):.2f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1M and 10M rows, 0.1%% changed, 3 rounds")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--fraction", type=float, default=0.001)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS / "run.json")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.fraction, args.rounds = [1_000_000, 10_000_000], 0.001, 3
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    work = Path(tempfile.mkdtemp(prefix="tablestream-bench-"))
+    started = time.perf_counter()
+    try:
+        bench = Bench(work)
+        measurements: list[Measurement] = []
+        for rows in args.sizes:
+            measurements += run_size(bench, rows, args.fraction, args.rounds, log)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    table = medians(measurements)
+    for rows, variants in table.items():
+        log(f"\nmedians at {rows:,} rows ({args.fraction:.2%} changed, {args.rounds} rounds):")
+        log(f"  {'variant':<18}{'seconds':>9}{'statements':>12}{'python MB':>11}{'JVM MB':>9}")
+        for variant, values in variants.items():
+            count = values["statements"]
+            log(
+                f"  {variant:<18}{values['seconds']:>9.2f}{'' if count is None else int(count):>12}"
+                f"{values['python_rss_mb']:>11.0f}{values['jvm_rss_mb']:>9.0f}"
+            )
+    largest = max(args.sizes)
+    for variant in ("stream_merge", "noop_stream"):
+        last = [m for m in measurements if m.rows == largest and m.variant == variant][-1]
+        log(f"\n{variant} at {largest:,} rows, round {last.round}: {last.statements} statements, {last.seconds:.2f} s")
+        for sql, elapsed in last.statement_log:
+            log(f"  {elapsed:7.3f}  {sql}")
+    line = result_line(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps(
+            {
+                "machine": machine(),
+                "arguments": {"sizes": args.sizes, "fraction": args.fraction, "rounds": args.rounds},
+                "seconds": time.perf_counter() - started,
+                "medians": table,
+                "measurements": [m.__dict__ for m in measurements],
+                "result": line,
+            },
+            indent=2,
+        )
+    )
+    log(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
