@@ -38,163 +38,103 @@ from dbt.tests.util import check_relations_equal, run_dbt
 # Bad Models
 #
 
-bad_file_format_sql = """
+
+def two_batches(config: str) -> str:
+    """dbt-spark's fixture shape: the model `config` over ids 1 and 2 on the first run, and ids 2
+    and 3 on the incremental run."""
+    return config.strip() + "\n" + TWO_BATCHES
+
+
+TWO_BATCHES = """
+{% if not is_incremental() %}
+
+select cast(1 as bigint) as id, 'hello' as msg
+union all
+select cast(2 as bigint) as id, 'goodbye' as msg
+
+{% else %}
+
+select cast(2 as bigint) as id, 'yo' as msg
+union all
+select cast(3 as bigint) as id, 'anyway' as msg
+
+{% endif %}
+""".lstrip()
+
+
+bad_file_format_sql = two_batches(
+    """
 {{ config(
     materialized = 'incremental',
     file_format = 'something_else',
 ) }}
+"""
+)
 
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
-""".lstrip()
-
-bad_merge_not_delta_sql = """
+bad_merge_not_delta_sql = two_batches(
+    """
 {{ config(
     materialized = 'incremental',
     incremental_strategy = 'merge',
 ) }}
+"""
+)
 
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
-""".lstrip()
-
-bad_strategy_sql = """
+bad_strategy_sql = two_batches(
+    """
 {{ config(
     materialized = 'incremental',
     incremental_strategy = 'something_else',
 ) }}
-
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
-""".lstrip()
+"""
+)
 
 #
 # Delta Models
 #
 
-append_delta_sql = """
+append_delta_sql = two_batches(
+    """
 {{ config(
     materialized = 'incremental',
     incremental_strategy = 'append',
     file_format = 'delta',
 ) }}
+"""
+)
 
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
-""".lstrip()
-
-insert_overwrite_partitions_delta_sql = """
+insert_overwrite_partitions_delta_sql = two_batches(
+    """
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
     partition_by='id',
     file_format='delta'
 ) }}
-
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
 """
+)
 
 
-delta_merge_no_key_sql = """
+delta_merge_no_key_sql = two_batches(
+    """
 {{ config(
     materialized = 'incremental',
     incremental_strategy = 'merge',
     file_format = 'delta',
 ) }}
+"""
+)
 
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
-""".lstrip()
-
-delta_merge_unique_key_sql = """
+delta_merge_unique_key_sql = two_batches(
+    """
 {{ config(
     materialized = 'incremental',
     incremental_strategy = 'merge',
     file_format = 'delta',
     unique_key = 'id',
 ) }}
-
-{% if not is_incremental() %}
-
-select cast(1 as bigint) as id, 'hello' as msg
-union all
-select cast(2 as bigint) as id, 'goodbye' as msg
-
-{% else %}
-
-select cast(2 as bigint) as id, 'yo' as msg
-union all
-select cast(3 as bigint) as id, 'anyway' as msg
-
-{% endif %}
-""".lstrip()
+"""
+)
 
 delta_merge_update_columns_sql = """
 {{ config(
