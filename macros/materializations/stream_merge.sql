@@ -35,7 +35,7 @@
     {%- set netted = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if existing_relation is none or stream.restart -%}
-      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(netted, data_columns, soft) -%}
+      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(netted, data_columns, soft, keys) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
@@ -68,13 +68,17 @@
 {% endmaterialization %}
 
 
-{#-- The target of a first run or a reset: the net rows that exist at the window's end. --#}
-{% macro stream_merge_build_sql(netted, data_columns, soft) %}
+{#-- The target of a first run or a reset: the net rows that exist at the window's end, written in
+     key order. Netting shuffles rows by a hash of the key, so without the order every file would
+     hold keys from the whole range and every later MERGE would rewrite every file; in key order a
+     MERGE rewrites only the files whose key ranges changed (docs/architecture.md, "Cost"). --#}
+{% macro stream_merge_build_sql(netted, data_columns, soft, keys) %}
   {%- set build_sql -%}
 select {{ dbt_tablestream.quoted_columns(data_columns) }}
 {%- if soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
 from ({{ netted }}) as __tablestream_net
 where __change_type in ('INSERT', 'UPDATE_AFTER')
+order by {{ dbt_tablestream.quoted_columns(keys) }}
   {%- endset -%}
   {{ return(build_sql) }}
 {% endmacro %}

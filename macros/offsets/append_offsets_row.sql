@@ -6,10 +6,15 @@
 {% endmacro %}
 
 
+{#-- dbt's relation cache already lists the target schema's tables, so a log that exists costs no
+     statement; only a first run creates it. --#}
 {% macro spark__append_offsets_row(relation, select_sql) %}
-  {% call statement('create_stream_offsets') -%}
-    {{ dbt_tablestream.spark__offsets_log_create_sql(relation, select_sql) }}
-  {%- endcall %}
+  {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
+    {% call statement('create_stream_offsets') -%}
+      {{ dbt_tablestream.spark__offsets_log_create_sql(relation, select_sql) }}
+    {%- endcall %}
+    {%- do adapter.cache_added(relation) -%}
+  {%- endif %}
   {% call statement('append_stream_offset') -%}
     {{ dbt_tablestream.spark__offsets_log_append_sql(relation, select_sql) }}
   {%- endcall %}

@@ -194,7 +194,8 @@ class ModelRender:
             yield statement("commit_close", sql)
         yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
         row = self.call("offsets_row_sql", stream, 42)
-        yield statement("offsets_append", self.call("spark__offsets_log_create_sql", offsets, row))
+        if first:  # later runs find the log in dbt's relation cache
+            yield statement("offsets_append", self.call("spark__offsets_log_create_sql", offsets, row))
         yield statement("offsets_append", self.call("spark__offsets_log_append_sql", offsets, row))
         if not first:
             yield statement("pause_point", self.call("spark__pause_sql", 1.5))
@@ -275,7 +276,7 @@ class ModelRender:
             yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys))
         netted = self.call("net_changes_sql", compiled, keys, self.output_columns)
         if first:
-            build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft)
+            build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft, keys)
             yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
             return
         source_sql = self.call(

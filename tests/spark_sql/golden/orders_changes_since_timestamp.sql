@@ -222,26 +222,6 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 describe history analytics.orders_changes_since_timestamp limit 50;
 
 -- orders_changes_since_timestamp: next_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
-select * from (
-
-  select
-    'orders_changes_since_timestamp__app_orders' as stream_name,
-    cast(0 as bigint) as epoch,
-    'tablestream/orders_changes_since_timestamp__app_orders/0' as stream_id,
-    'app.orders' as source,
-    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
-    'standard' as mode,
-    cast(5 as bigint) as from_version,
-    cast(9 as bigint) as to_version,
-    'analytics.orders_changes_since_timestamp' as target,
-    cast(42 as bigint) as rows_written,
-    '<invocation_id>' as invocation_id,
-    current_timestamp() as committed_at
-
-) as __tablestream_offset where 1 = 0;
-
--- orders_changes_since_timestamp: next_run / offsets_append
 insert into analytics.tablestream_offsets
 
   select

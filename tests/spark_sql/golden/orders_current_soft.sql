@@ -120,7 +120,8 @@ where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exi
 union all
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`, `__commit_timestamp`, 'DELETE' as __change_type from __tablestream_ordered
 where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists) as __tablestream_net
-where __change_type in ('INSERT', 'UPDATE_AFTER');
+where __change_type in ('INSERT', 'UPDATE_AFTER')
+order by `order_id`, `customer`;
 
 -- orders_current_soft: first_run / commit_close
 reset spark.databricks.delta.write.txnAppId;
@@ -309,26 +310,6 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_current_soft: next_run / target_marker
 describe history analytics.orders_current_soft limit 50;
-
--- orders_current_soft: next_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
-select * from (
-
-  select
-    'orders_current_soft__app_orders' as stream_name,
-    cast(0 as bigint) as epoch,
-    'tablestream/orders_current_soft__app_orders/0' as stream_id,
-    'app.orders' as source,
-    '0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11' as source_table_id,
-    'standard' as mode,
-    cast(5 as bigint) as from_version,
-    cast(9 as bigint) as to_version,
-    'analytics.orders_current_soft' as target,
-    cast(42 as bigint) as rows_written,
-    '<invocation_id>' as invocation_id,
-    current_timestamp() as committed_at
-
-) as __tablestream_offset where 1 = 0;
 
 -- orders_current_soft: next_run / offsets_append
 insert into analytics.tablestream_offsets
