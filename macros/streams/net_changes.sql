@@ -5,7 +5,8 @@
        present -> present: the first UPDATE_BEFORE and the last UPDATE_AFTER
        present -> absent: one DELETE with the original values
        absent -> absent (inserted and deleted in the window): nothing
-     So at most one post-image and one pre-image meet each key. --#}
+     So at most one post-image and one pre-image meet each key. The post-images and deletes come
+     from one select, so a MERGE, which drops the pre-images, computes the windows once. --#}
 {% macro net_changes_sql(sql, keys, columns) %}
   {%- set key_list = [] -%}
   {%- for key in keys -%}{%- do key_list.append(adapter.quote(key)) -%}{%- endfor -%}
@@ -29,14 +30,10 @@ with __tablestream_changes as (
 select {{ data_columns }}, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
 where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
-select {{ data_columns }}, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
-union all
-select {{ data_columns }}, 'INSERT' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
-union all
-select {{ data_columns }}, 'DELETE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists
+select {{ data_columns }},
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+from __tablestream_ordered
+where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)
   {%- endset -%}
   {{ return(sql_out) }}
 {% endmacro %}

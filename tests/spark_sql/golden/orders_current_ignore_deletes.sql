@@ -112,14 +112,10 @@ from (
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
 where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
-select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'INSERT' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'DELETE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists) as __tablestream_net
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`,
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+from __tablestream_ordered
+where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
 where __change_type in ('INSERT', 'UPDATE_AFTER')
 order by `order_id`;
 
@@ -280,14 +276,10 @@ from (
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
 where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
-select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'INSERT' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'DELETE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists) as __tablestream_net
+select `order_id`, `customer`, `amount`, `status`, `__commit_version`,
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+from __tablestream_ordered
+where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
 where __change_type <> 'UPDATE_BEFORE'
 ) as source
 on target.`order_id` = source.`order_id`

@@ -111,14 +111,10 @@ from (
 select `order_id`, `status`, `__commit_version`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
 where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
-select `order_id`, `status`, `__commit_version`, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `status`, `__commit_version`, 'INSERT' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `status`, `__commit_version`, 'DELETE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists;
+select `order_id`, `status`, `__commit_version`,
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+from __tablestream_ordered
+where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists);
 
 -- orders_net_changes: first_run / commit_close
 reset spark.databricks.delta.write.txnAppId;
@@ -259,14 +255,10 @@ from (
 select `order_id`, `status`, `__commit_version`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
 where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
-select `order_id`, `status`, `__commit_version`, 'UPDATE_AFTER' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `status`, `__commit_version`, 'INSERT' as __change_type from __tablestream_ordered
-where __tablestream_last = 1 and not __tablestream_existed and __tablestream_exists
-union all
-select `order_id`, `status`, `__commit_version`, 'DELETE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and not __tablestream_exists;
+select `order_id`, `status`, `__commit_version`,
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+from __tablestream_ordered
+where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists);
 
 -- orders_net_changes: next_run / target_marker
 describe history analytics.orders_net_changes limit 50;
