@@ -29,6 +29,7 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -44,7 +45,9 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "results"
 PROJECT = BENCH / "project"
-DBT_VARIANTS = ("stream_merge", "table_stream", "cdf_incremental", "watermark", "rebuild")
+EXAMPLE = ROOT / "example_project"
+STOCK_EXAMPLE = BENCH / "stock_example"
+DBT_VARIANTS = ("stream_merge", "stream_merge_dv", "table_stream", "cdf_incremental", "watermark", "rebuild")
 
 
 def machine() -> dict[str, Any]:
@@ -271,6 +274,87 @@ def run_size(bench: Bench, rows: int, fraction: float, rounds: int, log: Callabl
     return measurements
 
 
+@dataclass
+class ColdRun:
+    """One new process: its wall time and the statements dbt logged (none for `tablestream status`)."""
+
+    seconds: float
+    statements: int | None = None
+    statement_seconds: float | None = None
+
+
+def run_process(command: list[str], log_dir: Path | None = None) -> ColdRun:
+    """Runs `command` in a new process and times it; with `log_dir`, counts the statements dbt sent
+    from its JSON file log there."""
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "DO_NOT_TRACK": "1"})
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
+    if log_dir is None:
+        return ColdRun(seconds)
+    elapsed = []
+    for line in (log_dir / "dbt.log").read_text().splitlines():
+        event = json.loads(line)
+        if event["info"]["name"] == "SQLQueryStatus":
+            elapsed.append(float(event["data"]["elapsed"]))
+    return ColdRun(seconds, len(elapsed), sum(elapsed))
+
+
+def cold_start(work: Path, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """The README's main job, then `dbt build` of the example in new processes with nothing new
+    (cold_build_s), the same DAG with stock materializations (cold_stock_s, bench/stock_example)
+    and `tablestream status` (pending_s), interleaved, `rounds` of each."""
+    python = sys.executable
+    dbt = str(Path(python).parent / "dbt")
+    job = run_process([python, str(EXAMPLE / "main.py")])
+    log(f"example main job: {job.seconds:.0f} s")
+    stock = work / "stock_example"
+    shutil.copytree(STOCK_EXAMPLE, stock)
+    shutil.copytree(EXAMPLE / "seeds", stock / "seeds")
+    target = {"type": "tablestream", "schema": "stock", "warehouse": str(EXAMPLE / "warehouse"), "threads": 2}
+    (stock / "profiles.yml").write_text(
+        yaml.safe_dump({"stock_example": {"target": "dev", "outputs": {"dev": target}}})
+    )
+    stock_vars = ["--vars", json.dumps({"landing": str(EXAMPLE / "landing")})]
+
+    def build(project: Path, name: str, extra: list[str]) -> ColdRun:
+        log_dir = work / "logs" / name
+        shutil.rmtree(log_dir, ignore_errors=True)
+        command = [dbt, "--log-format-file", "json", "--log-level-file", "debug", "--log-path", str(log_dir), "build"]
+        return run_process([*command, "--project-dir", str(project), "--profiles-dir", str(project), *extra], log_dir)
+
+    build(stock, "stock_first", stock_vars)  # its first build reads everything; not measured
+    runs: dict[str, list[ColdRun]] = {"cold_build": [], "cold_stock": [], "pending": []}
+    for round in range(1, rounds + 1):
+        runs["cold_build"].append(build(EXAMPLE, f"example_{round}", []))
+        runs["cold_stock"].append(build(stock, f"stock_{round}", stock_vars))
+        status = [
+            str(Path(python).parent / "tablestream"),
+            "status",
+            "--project-dir",
+            str(EXAMPLE),
+            "--profiles-dir",
+            str(EXAMPLE),
+        ]
+        runs["pending"].append(run_process(status))
+        log(
+            f"cold start, round {round}/{rounds}: "
+            + ", ".join(f"{name} {measured[-1].seconds:.1f}s" for name, measured in runs.items())
+        )
+    summary: dict[str, Any] = {"job_s": job.seconds}
+    for name, measured in runs.items():
+        summary[f"{name}_s"] = statistics.median(run.seconds for run in measured)
+        counts = [run.statements for run in measured if run.statements is not None]
+        if counts:
+            summary[f"{name}_statements"] = statistics.median(counts)
+            summary[f"{name}_statement_s"] = statistics.median(run.statement_seconds or 0.0 for run in measured)
+        summary[f"{name}_runs"] = [run.__dict__ for run in measured]
+    return summary
+
+
 def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, float | None]]]:
     table: dict[int, dict[str, dict[str, float | None]]] = {}
     for rows in sorted({m.rows for m in measurements}):
@@ -287,7 +371,7 @@ def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, fl
     return table
 
 
-def result_line(table: dict[int, dict[str, dict[str, float | None]]]) -> str:
+def result_line(table: dict[int, dict[str, dict[str, float | None]]], cold: dict[str, Any] | None) -> str:
     small, large = min(table), max(table)
 
     def seconds(rows: int, variant: str) -> float:
@@ -296,13 +380,53 @@ def result_line(table: dict[int, dict[str, dict[str, float | None]]]) -> str:
         return value
 
     stream = seconds(large, "stream_merge")
-    return (
+    line = (
         f"RESULT vs_rebuild={seconds(large, 'rebuild') / stream:.2f} "
         f"vs_cdf_incremental={stream / seconds(large, 'cdf_incremental'):.2f} "
         f"vs_floor={stream / seconds(large, 'floor'):.2f} "
         f"size_growth={stream / seconds(small, 'stream_merge'):.2f} "
         f"noop_ratio={seconds(large, 'noop_stream') / seconds(large, 'noop_incremental'):.2f}"
     )
+    if cold is not None:
+        line += f" cold_ratio={cold['cold_build_s'] / cold['cold_stock_s']:.2f} pending_s={cold['pending_s']:.2f}"
+    return line
+
+
+def plot(table: dict[int, dict[str, dict[str, float | None]]], cold: dict[str, Any] | None, path: Path) -> bool:
+    """Median seconds per variant and size, and the cold-start figures; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    sizes = sorted(table)
+    variants = list(table[sizes[0]])
+    figure, (runs, starts) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [3, 1]})
+    width = 0.8 / len(sizes)
+    for index, rows in enumerate(sizes):
+        values = [table[rows][variant]["seconds"] or 0.0 for variant in variants]
+        positions = [position + index * width for position in range(len(variants))]
+        bars = runs.bar(positions, values, width, label=f"{rows:,} rows")
+        runs.bar_label(bars, fmt="%.1f", fontsize=7)
+    runs.set_xticks([position + width * (len(sizes) - 1) / 2 for position in range(len(variants))])
+    runs.set_xticklabels(variants, rotation=30, ha="right")
+    runs.set_ylabel("median seconds per run")
+    runs.set_title("one run after a 0.1% clustered change, warm session")
+    runs.legend()
+    if cold is not None:
+        labels = ["dbt build\n(example)", "dbt build\n(stock DAG)", "tablestream\nstatus"]
+        bars = starts.bar(labels, [cold["cold_build_s"], cold["cold_stock_s"], cold["pending_s"]], color="gray")
+        starts.bar_label(bars, fmt="%.1f", fontsize=8)
+        starts.set_title("new process, nothing new")
+    else:
+        starts.axis("off")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fraction", type=float, default=0.001)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS / "run.json")
+    parser.add_argument("--skip-cold", action="store_true", help="leave out the main job and the cold starts")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.fraction, args.rounds = [1_000_000, 10_000_000], 0.001, 3
@@ -324,7 +449,11 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="tablestream-bench-"))
     started = time.perf_counter()
+    cold: dict[str, Any] | None = None
     try:
+        # Before this process starts its own Spark session, so the new processes have the machine.
+        if not args.skip_cold:
+            cold = cold_start(work, args.rounds, log)
         bench = Bench(work)
         measurements: list[Measurement] = []
         for rows in args.sizes:
@@ -347,7 +476,14 @@ def main(argv: list[str] | None = None) -> int:
         log(f"\n{variant} at {largest:,} rows, round {last.round}: {last.statements} statements, {last.seconds:.2f} s")
         for sql, elapsed in last.statement_log:
             log(f"  {elapsed:7.3f}  {sql}")
-    line = result_line(table)
+    if cold is not None:
+        log(f"\ncold start (new processes, nothing new, median of {args.rounds}):")
+        log(f"  main job {cold['job_s']:.1f} s")
+        for name in ("cold_build", "cold_stock", "pending"):
+            statements = cold.get(f"{name}_statements")
+            sent = f", {statements:.0f} statements ({cold[f'{name}_statement_s']:.1f} s)" if statements else ""
+            log(f"  {name + '_s':<16}{cold[f'{name}_s']:7.2f} s{sent}")
+    line = result_line(table, cold)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -356,12 +492,15 @@ def main(argv: list[str] | None = None) -> int:
                 "arguments": {"sizes": args.sizes, "fraction": args.fraction, "rounds": args.rounds},
                 "seconds": time.perf_counter() - started,
                 "medians": table,
+                "cold_start": cold,
                 "measurements": [m.__dict__ for m in measurements],
                 "result": line,
             },
             indent=2,
         )
     )
+    png = args.out.with_suffix(".png")
+    log(f"plot: {png}" if plot(table, cold, png) else "plot skipped: pip install '.[bench]' for matplotlib")
     log(line)
     return 0
 
