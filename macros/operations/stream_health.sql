@@ -3,14 +3,15 @@
 
 {#-- Where a stream stands against its source, from its latest offsets-log row: offset_time,
      source_version, source_time, stale, problem (with the remedy), at_risk_from (when its oldest
-     unconsumed change may be lost to log cleanup or VACUUM). Reads no change rows. --#}
-{% macro stream_health(row) %}
-  {{ return(adapter.dispatch('stream_health', 'dbt_tablestream')(row)) }}
+     unconsumed change may be lost to log cleanup or VACUUM). Reads no change rows. `lag_only`:
+     just what the lag needs (source_version, source_time, offset_time), for stream_lag. --#}
+{% macro stream_health(row, lag_only=false) %}
+  {{ return(adapter.dispatch('stream_health', 'dbt_tablestream')(row, lag_only)) }}
 {% endmacro %}
 
 
 {#-- A stream's position against its source (see stream_health). --#}
-{% macro spark__stream_health(row) %}
+{% macro spark__stream_health(row, lag_only=false) %}
   {%- set relation = dbt_tablestream.parse_relation(row['source']) -%}
   {%- set health = {'offset_time': none, 'source_version': none, 'source_time': none, 'stale': false,
                     'problem': none, 'at_risk_from': none} -%}
@@ -24,6 +25,15 @@
   {%- set offset = row['to_version'] -%}
   {%- if offset is none -%}
     {%- do health.update({'problem': 'reset: its next run starts again from start_at (a new epoch).'}) -%}
+    {{ return(health) }}
+  {%- endif -%}
+  {%- if lag_only -%}
+    {#-- At lag 0 the lag needs nothing more; behind, only the offset's commit time. --#}
+    {%- if offset >= 0 and offset < latest_version -%}
+      {%- for commit in dbt_tablestream.spark__history_since(relation, offset, latest_version) if (commit['version'] | int) == offset -%}
+        {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
+      {%- endfor -%}
+    {%- endif -%}
     {{ return(health) }}
   {%- endif -%}
   {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0] -%}
@@ -51,6 +61,6 @@
 {% endmacro %}
 
 
-{% macro default__stream_health(row) %}
+{% macro default__stream_health(row, lag_only=false) %}
   {{ dbt_tablestream.engine_not_supported('stream_health') }}
 {% endmacro %}

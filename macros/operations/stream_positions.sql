@@ -21,8 +21,8 @@
 
 
 {#-- A stream's position with its health and lag, as show_streams prints it. --#}
-{% macro stream_status(position) %}
-  {%- set health = dbt_tablestream.stream_health(position) -%}
+{% macro stream_status(position, lag_only=false) %}
+  {%- set health = dbt_tablestream.stream_health(position, lag_only) -%}
   {%- set status = {} -%}
   {%- do status.update(position) -%}
   {%- do status.update(health) -%}

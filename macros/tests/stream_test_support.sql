@@ -11,7 +11,7 @@
     {%- do failures.append(['(none)', 'no stream writes into ' ~ target ~ ' yet: run its model first']) -%}
   {%- endif -%}
   {%- for position in positions -%}
-    {%- set status = dbt_tablestream.stream_status(position) -%}
+    {%- set status = dbt_tablestream.stream_status(position, lag_only=(check == 'lag')) -%}
     {%- if check == 'stale' and status.stale -%}
       {%- do failures.append([status.stream_name, status.problem]) -%}
     {%- elif check == 'lag' -%}

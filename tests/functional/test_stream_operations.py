@@ -153,6 +153,17 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
         ROOT / "example_project", project, ignore=shutil.ignore_patterns("warehouse", "target", "logs", "dbt_packages")
     )
     (project / "packages.yml").write_text(f"packages:\n  - local: {ROOT.as_posix()}\n")
+    schema = project / "models" / "schema.yml"
+    by_age = (
+        "    data_tests:\n"
+        "      - dbt_tablestream.stream_lag:\n          name: orders_changes_lag_within_a_day\n"
+        "          arguments: {max_age: '1 day'}\n"
+        "      - dbt_tablestream.stream_lag:\n          name: orders_changes_lag_within_no_time\n"
+        "          arguments: {max_age: 0}\n"
+    )
+    log_model = "    description: The change log of app.orders, appended by a table stream.\n"
+    assert log_model + "    data_tests:\n" in schema.read_text()
+    schema.write_text(schema.read_text().replace(log_model + "    data_tests:\n", log_model + by_age))
     source = project / "warehouse" / "app.db" / "orders"
     orders = example_main().orders
     # The shared session's catalog: this project's schemas live in its own warehouse folder.
@@ -186,6 +197,9 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     outcomes = {result.node.name: (str(result.status), result.failures) for result in tested.result}
     lag = {name: outcome for name, outcome in outcomes.items() if "stream_lag" in name}
     assert len(lag) == 2 and all(outcome == ("fail", 1) for outcome in lag.values()), outcomes
+    # By age: the source's newest commit is seconds newer than the stream's offset.
+    assert outcomes["orders_changes_lag_within_a_day"] == ("pass", 0), outcomes
+    assert outcomes["orders_changes_lag_within_no_time"] == ("fail", 1), outcomes
     passing = [name for name in outcomes if "stream_not_stale" in name or "mirrors_source" in name]
     assert len(passing) == 3 and all(outcomes[name][0] == "pass" for name in passing), outcomes
 
