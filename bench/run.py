@@ -18,7 +18,8 @@ each variant per size, its peak RSS (driver Python and the JVM, sampled while it
 variants, the statements it sent.
 
     python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds
-    python bench/run.py --sizes 100000 --rounds 2 --fraction 0.01
+    python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
+    python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class PeakRss:
 class Measurement:
     variant: str
     rows: int
+    fraction: float
     round: int
     seconds: float
     python_rss: int
@@ -226,7 +228,7 @@ class Bench:
         self.floor_after = through
 
     def measure(
-        self, variant: str, rows: int, round: int, action: Callable[[list[tuple[str, float]]], None]
+        self, variant: str, rows: int, fraction: float, round: int, action: Callable[[list[tuple[str, float]]], None]
     ) -> Measurement:
         statements: list[tuple[str, float]] = []
         with PeakRss(self.jvm) as peak:
@@ -236,6 +238,7 @@ class Bench:
         return Measurement(
             variant,
             rows,
+            fraction,
             round,
             seconds,
             peak.python_peak,
@@ -250,7 +253,9 @@ def run_model(bench: Bench, model: str) -> Callable[[list[tuple[str, float]]], N
     return lambda statements: bench.dbt(["run", "-s", model], statements)
 
 
-def run_size(bench: Bench, rows: int, fraction: float, rounds: int, log: Callable[[str], None]) -> list[Measurement]:
+def run_size(
+    bench: Bench, rows: int, fractions: list[float], rounds: int, log: Callable[[str], None]
+) -> list[Measurement]:
     started = time.perf_counter()
     bench.create_source(rows)
     bench.dbt(["run", "--full-refresh"])  # every target built from the same source version
@@ -260,17 +265,18 @@ def run_size(bench: Bench, rows: int, fraction: float, rounds: int, log: Callabl
         *((model, run_model(bench, model)) for model in DBT_VARIANTS),
         ("floor", lambda statements: bench.floor()),
     ]
-    for round in range(1, rounds + 1):
-        bench.change_source(rows, fraction, round)
-        shift = round % len(variants)
-        for variant, action in variants[shift:] + variants[:shift]:
-            measurements.append(bench.measure(variant, rows, round, action))
-        measurements.append(bench.measure("noop_stream", rows, round, run_model(bench, "stream_merge")))
-        measurements.append(bench.measure("noop_incremental", rows, round, run_model(bench, "watermark")))
-        summary = ", ".join(
-            f"{m.variant} {m.seconds:.1f}s" for m in measurements if m.round == round and m.rows == rows
-        )
-        log(f"{rows:,} rows, round {round}/{rounds}: {summary}")
+    for fraction in fractions:
+        for round in range(1, rounds + 1):
+            bench.change_source(rows, fraction, round)
+            shift = round % len(variants)
+            done: list[Measurement] = []
+            for variant, action in variants[shift:] + variants[:shift]:
+                done.append(bench.measure(variant, rows, fraction, round, action))
+            done.append(bench.measure("noop_stream", rows, fraction, round, run_model(bench, "stream_merge")))
+            done.append(bench.measure("noop_incremental", rows, fraction, round, run_model(bench, "watermark")))
+            summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
+            log(f"{rows:,} rows, {fraction:.2%} changed, round {round}/{rounds}: {summary}")
+            measurements += done
     return measurements
 
 
@@ -359,7 +365,10 @@ def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, fl
     table: dict[int, dict[str, dict[str, float | None]]] = {}
     for rows in sorted({m.rows for m in measurements}):
         table[rows] = {}
-        for variant in dict.fromkeys(m.variant for m in measurements if m.rows == rows):
+        present = {m.variant for m in measurements if m.rows == rows}
+        for variant in [
+            name for name in (*DBT_VARIANTS, "floor", "noop_stream", "noop_incremental") if name in present
+        ]:
             picked = [m for m in measurements if m.rows == rows and m.variant == variant]
             counts = [m.statements for m in picked if m.statements is not None]
             table[rows][variant] = {
@@ -432,14 +441,25 @@ def plot(table: dict[int, dict[str, dict[str, float | None]]], cold: dict[str, A
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1M and 10M rows, 0.1%% changed, 3 rounds")
+    parser.add_argument("--full", action="store_true", help="1M, 5M, 10M and 20M rows, 0.01%% to 10%% changed")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--fraction", type=float, default=0.001)
+    parser.add_argument(
+        "--fractions", type=float, nargs="+", default=[0.001], help="the share of rows changed per round"
+    )
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "run.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/run.json, run_full.json)")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the main job and the cold starts")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sizes, args.fraction, args.rounds = [1_000_000, 10_000_000], 0.001, 3
+        args.sizes, args.fractions, args.rounds = [1_000_000, 10_000_000], [0.001], 3
+    if args.full:
+        args.sizes, args.fractions, args.rounds = (
+            [1_000_000, 5_000_000, 10_000_000, 20_000_000],
+            [0.0001, 0.001, 0.01, 0.1],
+            3,
+        )
+    args.out = args.out or RESULTS / ("run_full.json" if args.full else "run.json")
+    headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -457,22 +477,24 @@ def main(argv: list[str] | None = None) -> int:
         bench = Bench(work)
         measurements: list[Measurement] = []
         for rows in args.sizes:
-            measurements += run_size(bench, rows, args.fraction, args.rounds, log)
+            measurements += run_size(bench, rows, args.fractions, args.rounds, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table = medians(measurements)
-    for rows, variants in table.items():
-        log(f"\nmedians at {rows:,} rows ({args.fraction:.2%} changed, {args.rounds} rounds):")
-        log(f"  {'variant':<18}{'seconds':>9}{'statements':>12}{'python MB':>11}{'JVM MB':>9}")
-        for variant, values in variants.items():
-            count = values["statements"]
-            log(
-                f"  {variant:<18}{values['seconds']:>9.2f}{'' if count is None else int(count):>12}"
-                f"{values['python_rss_mb']:>11.0f}{values['jvm_rss_mb']:>9.0f}"
-            )
+    matrix = {fraction: medians([m for m in measurements if m.fraction == fraction]) for fraction in args.fractions}
+    table = matrix[headline]
+    for fraction, by_size in matrix.items():
+        for rows, variants in by_size.items():
+            log(f"\nmedians at {rows:,} rows ({fraction:.2%} changed, {args.rounds} rounds):")
+            log(f"  {'variant':<18}{'seconds':>9}{'statements':>12}{'python MB':>11}{'JVM MB':>9}")
+            for variant, values in variants.items():
+                count = values["statements"]
+                log(
+                    f"  {variant:<18}{values['seconds']:>9.2f}{'' if count is None else int(count):>12}"
+                    f"{values['python_rss_mb']:>11.0f}{values['jvm_rss_mb']:>9.0f}"
+                )
     largest = max(args.sizes)
     for variant in ("stream_merge", "noop_stream"):
-        last = [m for m in measurements if m.rows == largest and m.variant == variant][-1]
+        last = [m for m in measurements if m.rows == largest and m.fraction == headline and m.variant == variant][-1]
         log(f"\n{variant} at {largest:,} rows, round {last.round}: {last.statements} statements, {last.seconds:.2f} s")
         for sql, elapsed in last.statement_log:
             log(f"  {elapsed:7.3f}  {sql}")
@@ -483,15 +505,24 @@ def main(argv: list[str] | None = None) -> int:
             statements = cold.get(f"{name}_statements")
             sent = f", {statements:.0f} statements ({cold[f'{name}_statement_s']:.1f} s)" if statements else ""
             log(f"  {name + '_s':<16}{cold[f'{name}_s']:7.2f} s{sent}")
+    small, large = min(table), max(table)
+    for variant in ("stream_merge", "noop_stream"):
+        before, after = table[small][variant], table[large][variant]
+        log(
+            f"peak RSS of {variant}, {small:,} -> {large:,} rows: JVM {before['jvm_rss_mb']:.0f} -> "
+            f"{after['jvm_rss_mb']:.0f} MB, driver Python {before['python_rss_mb']:.0f} -> {after['python_rss_mb']:.0f} MB"
+        )
     line = result_line(table, cold)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
             {
                 "machine": machine(),
-                "arguments": {"sizes": args.sizes, "fraction": args.fraction, "rounds": args.rounds},
+                "arguments": {"sizes": args.sizes, "fractions": args.fractions, "rounds": args.rounds},
                 "seconds": time.perf_counter() - started,
+                "headline_fraction": headline,
                 "medians": table,
+                "matrix": {str(fraction): by_size for fraction, by_size in matrix.items()},
                 "cold_start": cold,
                 "measurements": [m.__dict__ for m in measurements],
                 "result": line,
