@@ -17,7 +17,7 @@ third inserts), then runs every variant once, in a rotated order. Reported: the 
 each variant per size, its peak RSS (driver Python and the JVM, sampled while it runs) and, for dbt
 variants, the statements it sent.
 
-    python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds
+    python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds, and the cold starts
     python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
 """
@@ -438,6 +438,44 @@ def plot(table: dict[int, dict[str, dict[str, float | None]]], cold: dict[str, A
     return True
 
 
+def markdown(results: dict[str, Any]) -> str:
+    """The README's tables from a results JSON, so the README quotes exactly what was measured."""
+    table = {int(rows): variants for rows, variants in results["medians"].items()}
+    variants = list(next(iter(table.values())))
+    lines = [
+        "| rows | " + " | ".join(variants) + " |",
+        "|---|" + "---|" * len(variants),
+        *(
+            f"| {rows // 1_000_000}M | " + " | ".join(f"{table[rows][name]['seconds']:.2f}" for name in variants) + " |"
+            for rows in sorted(table)
+        ),
+        "",
+        "| variant | statements | "
+        + " | ".join(f"peak RSS at {rows // 1_000_000}M, Python / JVM (MB)" for rows in sorted(table))
+        + " |",
+        "|---|---|" + "---|" * len(table),
+    ]
+    for name in variants:
+        count = table[max(table)][name]["statements"]
+        memory = " | ".join(
+            f"{table[rows][name]['python_rss_mb']:.0f} / {table[rows][name]['jvm_rss_mb']:.0f}"
+            for rows in sorted(table)
+        )
+        lines.append(f"| {name} | {'' if count is None else f'{count:.0f}'} | {memory} |")
+    cold = results.get("cold_start")
+    if cold:
+        lines += [
+            "",
+            "| new process, nothing new | median seconds | statements |",
+            "|---|---|---|",
+            f"| `dbt build` of the example (cold_build_s) | {cold['cold_build_s']:.1f} | {cold['cold_build_statements']:.0f} |",
+            f"| `dbt build` of the same DAG, stock (cold_stock_s) | {cold['cold_stock_s']:.1f} | {cold['cold_stock_statements']:.0f} |",
+            f"| `tablestream status` (pending_s) | {cold['pending_s']:.2f} | |",
+            f"| the README's main job (job_s) | {cold['job_s']:.0f} | |",
+        ]
+    return "\n".join([*lines, "", f"`{results['result']}`"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1M and 10M rows, 0.1%% changed, 3 rounds")
@@ -449,7 +487,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/run.json, run_full.json)")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the main job and the cold starts")
+    parser.add_argument("--report", type=Path, help="print the README's tables from this results JSON and stop")
     args = parser.parse_args(argv)
+    if args.report:
+        print(markdown(json.loads(args.report.read_text())))
+        return 0
     if args.quick:
         args.sizes, args.fractions, args.rounds = [1_000_000, 10_000_000], [0.001], 3
     if args.full:
