@@ -442,13 +442,17 @@ def markdown(results: dict[str, Any]) -> str:
     """The README's tables from a results JSON, so the README quotes exactly what was measured."""
     table = {int(rows): variants for rows, variants in results["medians"].items()}
     variants = list(next(iter(table.values())))
+    matrix = results.get("matrix") or {str(results.get("headline_fraction", "")): results["medians"]}
     lines = [
-        "| rows | " + " | ".join(variants) + " |",
-        "|---|" + "---|" * len(variants),
-        *(
-            f"| {rows // 1_000_000}M | " + " | ".join(f"{table[rows][name]['seconds']:.2f}" for name in variants) + " |"
-            for rows in sorted(table)
-        ),
+        ("| changed | rows | " if len(matrix) > 1 else "| rows | ") + " | ".join(variants) + " |",
+        ("|---|---|" if len(matrix) > 1 else "|---|") + "---|" * len(variants),
+    ]
+    for fraction, by_size in matrix.items():
+        for rows in sorted(by_size, key=int):
+            cells = " | ".join(f"{by_size[rows][name]['seconds']:.2f}" for name in variants)
+            changed = f"{float(fraction):.2%} | " if len(matrix) > 1 else ""
+            lines.append(f"| {changed}{int(rows) // 1_000_000}M | {cells} |")
+    lines += [
         "",
         "| variant | statements | "
         + " | ".join(f"peak RSS at {rows // 1_000_000}M, Python / JVM (MB)" for rows in sorted(table))
