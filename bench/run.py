@@ -320,6 +320,14 @@ def cold_start(work: Path, rounds: int, log: Callable[[str], None]) -> dict[str,
     stock = work / "stock_example"
     shutil.copytree(STOCK_EXAMPLE, stock)
     shutil.copytree(EXAMPLE / "seeds", stock / "seeds")
+    for shared in (
+        "sources.yml",
+        "orders_enriched.sql",
+        "order_totals.sql",
+        "order_status_history.sql",
+        "landing_orders.sql",
+    ):
+        shutil.copy(EXAMPLE / "models" / shared, stock / "models")  # stock in the example already
     target = {"type": "tablestream", "schema": "stock", "warehouse": str(EXAMPLE / "warehouse"), "threads": 2}
     (stock / "profiles.yml").write_text(
         yaml.safe_dump({"stock_example": {"target": "dev", "outputs": {"dev": target}}})
