@@ -1,13 +1,20 @@
-{#-- What a stream needs of its source before it reads: latest version, table id, change feed. --#}
+{#-- What a stream needs of its source before it reads: latest version, table id, and whether
+     the source records what `read` reads (docs/architecture.md, "Two ways to read changes"). --#}
 
 
-{% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
-  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest)) }}
+{% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
+  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest, read)) }}
 {% endmacro %}
 
 
+{#-- The table property that makes a source readable by `read`: the change data feed for
+     table_changes, row tracking (the row identity of Delta's changelog) for changes. --#}
+{% macro stream_tracking_property(read) %}
+  {{ return('delta.enableRowTracking' if read == 'changes' else 'delta.enableChangeDataFeed') }}
+{% endmacro %}
 
-{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
+
+{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
   {%- set source = dbt_tablestream.stream_source_name(relation) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ exceptions.raise_compiler_error(
@@ -24,15 +31,16 @@
   {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(relation)).rows -%}
     {%- do properties.update({row[0]: row[1]}) -%}
   {%- endfor -%}
-  {%- set feed_enabled = (properties.get('delta.enableChangeDataFeed', 'false') | string | lower) == 'true' -%}
+  {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
+  {%- set tracked = (properties.get(tracking, 'false') | string | lower) == 'true' -%}
 
   {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(relation, none)).rows if (want_earliest or at_timestamp is not none) else [] -%}
   {%- set earliest = none -%}
-  {%- if want_earliest and feed_enabled -%}
-    {#-- The feed is on now; it has been on since the newest commit that set it, or since the
+  {%- if want_earliest and tracked -%}
+    {#-- Tracking is on now; it has been on since the newest commit that set it, or since the
          oldest commit still in the log. --#}
     {%- set found = {'version': history[-1]['version'] | int} -%}
-    {%- for row in history if 'delta.enableChangeDataFeed' in (row['operationParameters'] | string) -%}
+    {%- for row in history if tracking in (row['operationParameters'] | string) -%}
       {%- if loop.first -%}{%- do found.update({'version': row['version'] | int}) -%}{%- endif -%}
     {%- endfor -%}
     {%- set earliest = found.version -%}
@@ -57,7 +65,7 @@
       'latest_version': latest['version'] | int,
       'table_id': detail['id'],
       'latest_timestamp': latest['timestamp'] | string,
-      'change_feed_enabled': feed_enabled,
+      'tracked': tracked,
       'file_retention': dbt_tablestream.spark__file_retention(properties),
       'earliest_change_version': earliest,
       'version_at_timestamp': version_at_timestamp,
@@ -65,6 +73,6 @@
 {% endmacro %}
 
 
-{% macro default__stream_source_state(relation, stream_name, at_timestamp, want_earliest) %}
+{% macro default__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
   {{ dbt_tablestream.engine_not_supported('stream_source_state') }}
 {% endmacro %}

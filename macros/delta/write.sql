@@ -47,21 +47,23 @@ insert into {{ target }}
 
 {#-- What a rebuild (first run on an existing table, --full-refresh, reset) keeps of the target it
      replaces: CREATE OR REPLACE takes only the model's tblproperties, and a target that other
-     models stream from (ref_stream) must keep its change feed on, or their next run is refused. --#}
+     models stream from (ref_stream) must keep its change feed or row tracking on, or their next
+     run is refused. --#}
 {% macro stream_kept_table_properties(existing_relation) %}
   {{ return(adapter.dispatch('stream_kept_table_properties', 'dbt_tablestream')(existing_relation)) }}
 {% endmacro %}
 
 
 {% macro spark__stream_kept_table_properties(existing_relation) %}
-  {%- if existing_relation is none or 'delta.enableChangeDataFeed' in (config.get('tblproperties') or {}) -%}
-    {{ return({}) }}
-  {%- endif -%}
+  {%- set kept = {} -%}
+  {%- if existing_relation is none -%}{{ return(kept) }}{%- endif -%}
+  {%- set tracking = ['delta.enableChangeDataFeed', 'delta.enableRowTracking'] | reject('in', config.get('tblproperties') or {}) | list -%}
+  {%- if not tracking -%}{{ return(kept) }}{%- endif -%}
   {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(existing_relation)).rows
-        if row[0] == 'delta.enableChangeDataFeed' and (row[1] | string | lower) == 'true' -%}
-    {{ return({'delta.enableChangeDataFeed': 'true'}) }}
+        if row[0] in tracking and (row[1] | string | lower) == 'true' -%}
+    {%- do kept.update({row[0]: 'true'}) -%}
   {%- endfor -%}
-  {{ return({}) }}
+  {{ return(kept) }}
 {% endmacro %}
 
 

@@ -25,6 +25,23 @@
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid start_at '" ~ start_at ~ "'. Accepted values: " ~ accepted_start) }}
   {%- endif -%}
 
+  {%- set read = dbt_tablestream.stream_read_mode() -%}
+  {%- set accepted_reads = ['table_changes', 'changes'] -%}
+  {%- if read not in accepted_reads -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid stream_read '" ~ read ~ "' (the model's config, or the project var tablestream_stream_read). Accepted values: "
+        ~ "table_changes (Delta's change data feed, the default), changes (Spark 4.2's CHANGES clause over Delta's row tracking).") }}
+  {%- endif -%}
+  {%- set spark_net_changes = config.get('spark_net_changes', false) -%}
+  {%- if spark_net_changes not in [true, false] -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes must be true or false, got " ~ spark_net_changes) }}
+  {%- endif -%}
+  {%- if spark_net_changes and read != 'changes' -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changes (stream_read is '" ~ read ~ "').") }}
+  {%- endif -%}
+  {%- if spark_net_changes and config.get('materialized') == 'table_stream' and (config.get('unique_key', none) is none or not config.get('net_changes', true)) -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}
+  {%- endif -%}
+
   {%- set stream_name = config.get('stream_name', none) -%}
   {%- if stream_name is not none and (stream_name is not string or not modules.re.fullmatch('[A-Za-z0-9_]+', stream_name)) -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": stream_name '" ~ stream_name ~ "' must be letters, digits and underscores.") }}
@@ -40,6 +57,13 @@
   {%- if on_schema_change not in accepted_changes -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_schema_change '" ~ on_schema_change ~ "'. Accepted values: " ~ accepted_changes | join(', ')) }}
   {%- endif -%}
+{% endmacro %}
+
+
+{#-- How the stream reads its source's changes: the model's `stream_read`, else the project var
+     `tablestream_stream_read`, else Delta's change data feed. --#}
+{% macro stream_read_mode() %}
+  {{ return(config.get('stream_read', none) or var('tablestream_stream_read', 'table_changes')) }}
 {% endmacro %}
 
 

@@ -1,19 +1,30 @@
-{#-- Turn on Delta's change data feed for a table: the Delta equivalent of
-     ALTER TABLE ... SET PROPERTIES ('change_tracking' = 'true'). Changes are recorded from the
-     version this commits on; earlier versions have no change rows. --#}
-{% macro enable_change_tracking(relation) %}
+{#-- Turn on what a stream reads on a table: the Delta equivalent of
+     ALTER TABLE ... SET PROPERTIES ('change_tracking' = 'true'). `mode`:
+       change_data_feed (default): Delta's change data feed, read by stream_read: table_changes;
+       changelog: row tracking, the row identity Delta's changelog (stream_read: changes) needs.
+     Changes are tracked from the version this commits on; earlier versions cannot be read. --#}
+{% macro enable_change_tracking(relation, mode='change_data_feed') %}
+  {%- set accepted = {'change_data_feed': 'delta.enableChangeDataFeed', 'changelog': 'delta.enableRowTracking'} -%}
+  {%- if mode not in accepted -%}
+    {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "
+        ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changes).") }}
+  {%- endif -%}
   {%- set target = dbt_tablestream.parse_relation(relation) -%}
+  {%- set property = accepted[mode] -%}
+  {%- set what = 'Row tracking' if mode == 'changelog' else 'Change data feed' -%}
   {%- set properties = {} -%}
   {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(target)).rows -%}
     {%- do properties.update({row[0]: row[1] | string | lower}) -%}
   {%- endfor -%}
   {#-- Setting it again would still add a commit to the table. --#}
-  {%- if properties.get('delta.enableChangeDataFeed') == 'true' -%}
-    {{ log("Change data feed already enabled on " ~ target ~ "; nothing to do.", info=True) }}
+  {%- if properties.get(property) == 'true' -%}
+    {{ log(what ~ " already enabled on " ~ target ~ "; nothing to do.", info=True) }}
     {{ return(none) }}
   {%- endif -%}
-  {%- do dbt_tablestream.set_table_properties(target, {'delta.enableChangeDataFeed': 'true'}) -%}
-  {{ log("Change data feed enabled on " ~ target ~ "; streams see changes committed from now on.", info=True) }}
+  {#-- On a table with rows, Delta first upgrades the protocol and backfills row ids (commits that
+       change no data), then sets the property: streams read from that last commit on. --#}
+  {%- do dbt_tablestream.set_table_properties(target, {property: 'true'}) -%}
+  {{ log(what ~ " enabled on " ~ target ~ "; streams see changes committed from now on.", info=True) }}
 {% endmacro %}
 
 

@@ -19,12 +19,11 @@
   {%- set start_at = config.get('start_at', 'snapshot') -%}
   {%- set at_timestamp = start_at.timestamp if start_at is mapping and 'timestamp' in start_at else none -%}
 
-  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest') -%}
-  {%- if not state.change_feed_enabled -%}
-    {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ dbt_tablestream.stream_source_name(relation)
-        ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
-        ~ dbt_tablestream.stream_source_name(relation) ~ "}'`; the stream sees changes committed from then on.") }}
+  {%- set read = dbt_tablestream.stream_read_mode() -%}
+  {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
+  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
+  {%- if not state.tracked -%}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(stream_name, dbt_tablestream.stream_source_name(relation), read)) }}
   {%- endif -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
@@ -78,6 +77,8 @@
       'source': dbt_tablestream.stream_source_name(relation),
       'source_table_id': state.table_id,
       'mode': mode,
+      'read': read,
+      'spark_net_changes': config.get('spark_net_changes', false),
       'after': after,
       'through': state.latest_version,
       'restart': restart,
@@ -104,4 +105,18 @@
 {% macro stream_source_name(relation) %}
   {%- set catalog = relation.database if relation.database and relation.database != relation.schema else none -%}
   {{ return((catalog ~ '.' if catalog else '') ~ relation.schema ~ '.' ~ relation.identifier) }}
+{% endmacro %}
+
+
+{#-- Why a stream cannot read its source with `read`: what the source does not record, and the
+     operation that turns it on. --#}
+{% macro stream_untracked_message(stream_name, source, read) %}
+  {%- if read == 'changes' -%}
+    {{ return("Stream " ~ stream_name ~ ": stream_read: changes reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
+        ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
+        ~ source ~ ", mode: changelog}'` (the stream sees changes committed from then on), or use stream_read: table_changes.") }}
+  {%- endif -%}
+  {{ return("Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ source
+      ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
+      ~ source ~ "}'`; the stream sees changes committed from then on.") }}
 {% endmacro %}

@@ -24,8 +24,9 @@
 {% endmacro %}
 
 
-{#-- The relation the window's raw changes are read from. `table_changes` bounds are inclusive and
-     the end is explicit, so a commit landing while the model runs is left for the next window. --#}
+{#-- The relation the window's raw changes are read from: the change data feed (`table_changes`) or
+     Delta's changelog (stream_read: changes). Both bounds are inclusive and the end is explicit, so
+     a commit landing while the model runs is left for the next window. --#}
 {% macro spark__window_relation_sql(relation, stream) %}
   {%- if stream.snapshot -%}
     {%- set relation_sql -%}
@@ -34,6 +35,9 @@
   from {{ relation }} version as of {{ stream.through }}) as __tablestream_snapshot
     {%- endset -%}
     {{ return(relation_sql) }}
+  {%- endif -%}
+  {%- if stream.get('read') == 'changes' -%}
+    {{ return(dbt_tablestream.spark__changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
   {%- endif -%}
   {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ (stream.after + 1) ~ ", " ~ stream.through ~ ")") }}
 {% endmacro %}
@@ -98,19 +102,23 @@
 {% endmacro %}
 
 
-{#-- The window's commits, oldest first: every data commit had the change feed on (a setting
-     changed inside the window is tracked from there), and none is older than what a later
-     VACUUM in the window kept. Delta itself refuses such reads too, but later and less clearly. --#}
+{#-- The window's commits, oldest first: every data commit was tracked (the change feed on, or for
+     stream_read: changes row tracking on from the window's first version, as Delta's changelog
+     requires; a setting changed inside the window is tracked from there), and none is older than
+     what a later VACUUM in the window kept. Delta itself refuses such reads too, but later and less
+     clearly. --#}
 {% macro spark__window_commits_problem(stream, window_rows, remedy) %}
   {%- set data_operations = ['WRITE', 'MERGE', 'DELETE', 'UPDATE', 'STREAMING UPDATE', 'TRUNCATE', 'COPY INTO',
                              'CREATE TABLE AS SELECT', 'REPLACE TABLE AS SELECT', 'CREATE OR REPLACE TABLE AS SELECT', 'RESTORE'] -%}
+  {%- set read = stream.get('read') or 'table_changes' -%}
+  {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
   {%- set commits = [] -%}
   {%- for row in window_rows if (row['version'] | int) > stream.after and (row['version'] | int) <= stream.through -%}
     {%- set parameters = row['operationParameters'] | string -%}
     {%- set operation = row['operation'] | upper -%}
-    {%- set setting = modules.re.search('enableChangeDataFeed\\W+(true|false)', parameters, modules.re.IGNORECASE) -%}
-    {#-- UNSET TBLPROPERTIES lists only the keys it removed: an unset change feed is off. --#}
-    {%- set unset = operation == 'UNSET TBLPROPERTIES' and 'delta.enableChangeDataFeed' in parameters -%}
+    {%- set setting = modules.re.search(tracking.split('.')[1] ~ '\\W+(true|false)', parameters, modules.re.IGNORECASE) -%}
+    {#-- UNSET TBLPROPERTIES lists only the keys it removed: an unset setting is off. --#}
+    {%- set unset = operation == 'UNSET TBLPROPERTIES' and tracking in parameters -%}
     {%- do commits.append({
         'version': row['version'] | int, 'timestamp': row['timestamp'], 'operation': operation,
         'feed': false if unset else ((setting.group(1) | lower == 'true') if setting else none),
@@ -120,6 +128,12 @@
   {%- set commits = commits | sort(attribute='version') -%}
   {%- set toggles = commits | selectattr('feed', 'ne', none) | list -%}
   {%- set state = {'feed': not (toggles and toggles[0].feed)} -%}
+  {#-- Delta's changelog reads a window only if row tracking is on at its first version and stays on. --#}
+  {%- set untracked = toggles | rejectattr('feed') | list -%}
+  {%- if toggles and toggles[0].feed and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
+  {%- if read == 'changes' and untracked -%}
+    {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
+  {%- endif -%}
   {%- for commit in commits -%}
     {%- if commit.feed is not none -%}
       {%- do state.update({'feed': commit.feed}) -%}
@@ -140,6 +154,23 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return(none) }}
+{% endmacro %}
+
+
+{#-- A window that Delta's changelog cannot read: row tracking was turned on after its first
+     version, or turned off inside it. --#}
+{% macro changelog_window_problem(stream, toggle, remedy) %}
+  {%- if toggle.feed -%}
+    {{ return("Stream " ~ stream.stream ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
+        ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", " ~ stream.through
+        ~ "], and Delta's changelog (stream_read: changes) reads only versions where row tracking was already on. Nothing was written. "
+        ~ "If the source's change data feed covers the window, run the model once with stream_read: table_changes to pass version "
+        ~ toggle.version ~ "; otherwise " ~ remedy[0] | lower ~ remedy[1:]) }}
+  {%- endif -%}
+  {{ return("Stream " ~ stream.stream ~ ": row tracking was disabled on " ~ stream.source ~ " at version " ~ toggle.version
+      ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so Delta's changelog (stream_read: changes) cannot read it. "
+      ~ "Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
+      ~ ", mode: changelog}'` and " ~ remedy[0] | lower ~ remedy[1:]) }}
 {% endmacro %}
 
 

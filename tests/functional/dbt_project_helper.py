@@ -27,6 +27,7 @@ class DbtProject:
         schema: str = "analytics",
         profile: dict[str, Any] | None = None,
         on_run_start: list[str] | None = None,
+        project_vars: dict[str, Any] | None = None,
     ) -> None:
         self.root = root
         self.warehouse = warehouse
@@ -34,6 +35,8 @@ class DbtProject:
         project: dict[str, Any] = {"name": "probe", "version": "1.0.0", "config-version": 2, "profile": "probe"}
         if on_run_start:
             project["on-run-start"] = on_run_start
+        if project_vars:
+            project["vars"] = project_vars
         (root / "dbt_project.yml").write_text(yaml.safe_dump(project))
         # Every probe project installs this repository as the dbt package `dbt_tablestream`.
         (root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(PACKAGE_ROOT)}]}))

@@ -154,6 +154,10 @@ class ModelRender:
         first = scenario == "first_run"
         stream = self.stream(first)
         start_at = self.config.get("start_at", "snapshot")
+        if stream["read"] == "changes":
+            yield statement("changelog_session", "select version()")
+            yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled")
+            yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled = true")
         yield statement("source_state", self.call("spark__describe_detail_sql", self.source))
         yield statement("source_state", self.call("spark__describe_history_sql", self.source, 1))
         yield statement("source_state", self.call("spark__table_properties_sql", self.source))
@@ -223,6 +227,8 @@ class ModelRender:
             "source": f"{self.source.schema}.{self.source.identifier}",
             "source_table_id": SOURCE_TABLE_ID,
             "mode": self.config.get("stream_mode", "standard"),
+            "read": self.config.get("stream_read", "table_changes"),
+            "spark_net_changes": self.config.get("spark_net_changes", False),
             "after": after,
             "through": LATEST_VERSION,
             "restart": first,

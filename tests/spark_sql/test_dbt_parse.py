@@ -36,6 +36,7 @@ ENGINE_MACROS = [
     "append_offsets_row",
     "pause_point",
     "set_table_properties",
+    "prepare_changelog_session",
 ]
 
 # Runs inside the dbt-databricks virtualenv; prints what the parsed manifest resolves.

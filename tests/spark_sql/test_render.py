@@ -26,7 +26,7 @@ def rendered(renderer: SparkRenderer) -> dict[str, list[Statement]]:
 
 def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Statement]]) -> None:
     materializations = {model: statements for model, statements in rendered.items()}
-    assert len(materializations) == 8
+    assert len(materializations) == 9
     steps = {statement.step for statements in rendered.values() for statement in statements}
     assert {
         "source_state",
@@ -41,6 +41,7 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "enable_change_tracking",
         "offsets_append",
         "pause_point",
+        "changelog_session",
     } <= steps
     sql = "\n".join(statement.sql for statements in rendered.values() for statement in statements)
     for fragment in (
@@ -55,6 +56,7 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "when matched and source.`__change_type` = 'DELETE' then delete",
         "target._deleted = true",
         "where _change_type = 'insert'",
+        "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')",
     ):
         assert fragment in sql, fragment
 

@@ -25,7 +25,7 @@ show tblproperties app.orders;
 -- orders_changes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -61,7 +61,7 @@ as
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -153,7 +153,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -172,7 +172,7 @@ create or replace temporary view orders_changes__dbt_tmp as
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes__app_orders", "stream_id": "tablestream\/orders_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -31,7 +31,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes_since_version: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -65,7 +65,7 @@ as
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -155,7 +155,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes_since_version: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -174,7 +174,7 @@ create or replace temporary view orders_changes_since_version__dbt_tmp as
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -25,7 +25,7 @@ show tblproperties app.orders;
 -- orders_current: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -45,7 +45,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -84,7 +84,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -193,7 +193,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -211,7 +211,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -247,7 +247,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current__app_orders", "stream_id": "tablestream\/orders_current__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

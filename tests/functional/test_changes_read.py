@@ -1,0 +1,154 @@
+"""stream_read: changes, Spark 4.2's CHANGES clause over Delta's changelog (row tracking, no change
+data feed): the issue's five commits read both ways, and the refusals, each with nothing written."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from deltalake import DeltaTable
+
+from tests.functional.local import shared_spark
+from tests.functional.streams import StreamBench, model_results
+
+READS = {
+    # model: (config, source)
+    "log_feed": ("materialized='table_stream'", "feed"),
+    "log_changes": ("materialized='table_stream', stream_read='changes'", "tracked"),
+    "merge_feed": ("materialized='stream_merge', unique_key='id'", "feed"),
+    "merge_changes": ("materialized='stream_merge', unique_key='id', stream_read='changes'", "tracked"),
+    "merge_spark_net": (
+        "materialized='stream_merge', unique_key='id', stream_read='changes', spark_net_changes=true",
+        "tracked",
+    ),
+}
+
+
+MODELS = {
+    name: (
+        f"{{{{ config({config}, start_at='earliest') }}}}\n"
+        f"select id, v, __change_type, __commit_version from {{{{ dbt_tablestream.source_stream('app', '{source}') }}}}"
+    )
+    for name, (config, source) in READS.items()
+}
+
+
+def logged(bench: StreamBench, model: str) -> Counter:
+    """A table_stream target's rows with their commit versions (the two sources number theirs alike)."""
+    rows = DeltaTable(str(bench.target_path(model))).to_pyarrow_table().to_pylist()
+    return Counter((row["id"], row["v"], row["__change_type"], row["__commit_version"]) for row in rows)
+
+
+def both(statement: str) -> None:
+    for table in ("app.feed", "app.tracked"):
+        shared_spark().sql(statement.format(table=table))
+
+
+def test_the_five_commits_give_the_same_targets_through_changes_as_through_the_change_feed(tmp_path: Path) -> None:
+    """v1 inserts (1,a), (2,b); v2 and v3 update 1 to a2, a3; v4 deletes 2; v5 inserts (3,c).
+
+    Read in two windows, (-1, 2] (key 1 inserted and updated in it) and (2, 5]: the targets read
+    through Delta's changelog, netted by the package or by Spark, equal those through the change feed."""
+    bench = StreamBench(tmp_path, MODELS, sources=("feed", "tracked"))
+    spark = shared_spark()
+    spark.sql(
+        "create table app.feed (id int, v string) using delta tblproperties ('delta.enableChangeDataFeed' = 'true')"
+    )
+    spark.sql(
+        "create table app.tracked (id int, v string) using delta tblproperties ('delta.enableRowTracking' = 'true')"
+    )
+    both("insert into {table} values (1, 'a'), (2, 'b')")
+    both("update {table} set v = 'a2' where id = 1")
+    bench.run()
+    assert Counter(row[:2] for row in bench.target_rows("merge_changes")) == Counter([(1, "a2"), (2, "b")])
+    both("update {table} set v = 'a3' where id = 1")
+    both("delete from {table} where id = 2")
+    both("insert into {table} values (3, 'c')")
+    bench.run()
+
+    log = Counter(
+        [
+            (1, "a", "INSERT", 1),
+            (2, "b", "INSERT", 1),
+            (1, "a", "UPDATE_BEFORE", 2),
+            (1, "a2", "UPDATE_AFTER", 2),
+            (1, "a2", "UPDATE_BEFORE", 3),
+            (1, "a3", "UPDATE_AFTER", 3),
+            (2, "b", "DELETE", 4),
+            (3, "c", "INSERT", 5),
+        ]
+    )
+    assert logged(bench, "log_changes") == logged(bench, "log_feed") == log
+    final = Counter([(1, "a3"), (3, "c")])
+    for model in ("merge_feed", "merge_changes", "merge_spark_net"):
+        assert Counter(row[:2] for row in bench.target_rows(model)) == final, model
+    assert sorted(row["to_version"] for row in bench.offsets() if row["to_version"] is not None) == [2] * 5 + [5] * 5
+
+
+def test_changes_are_refused_without_row_tracking_and_before_it_was_enabled(tmp_path: Path) -> None:
+    model = (
+        "{{ config(materialized='stream_merge', unique_key='id', stream_read=var('read', 'changes'), start_at='latest') }}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    )
+    bench = StreamBench(tmp_path, {"current": model})
+    bench.create_source([(1, "a", 1)])  # the change data feed on, no row tracking
+    bench.refused(
+        "current",
+        "Stream current__app_t: stream_read: changes reads Delta's changelog",
+        "needs row tracking on the source app.t",
+        "enable_change_tracking --args '{relation: app.t, mode: changelog}'",
+        "Nothing was written",
+    )
+
+    # Consumed through the change feed to v0; then a change, then row tracking turned on.
+    bench.run_ok("run", "--vars", "{read: table_changes}")
+    bench.source().update(updates={"age": "2"}, predicate="id = 1")
+    enabled = bench.invoke(
+        "run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.t, mode: changelog}"
+    )
+    assert enabled.success, enabled.exception
+    shared_spark().sql("refresh table app.t")
+    history = shared_spark().sql("describe history app.t").collect()
+    set_at = max(int(row["version"]) for row in history if row["operation"] == "SET TBLPROPERTIES")
+    message = bench.refused(
+        "current",
+        f"row tracking was enabled on app.t at version {set_at}, after the first version 1 of the stream's window (0, {set_at}]",
+        "run the model once with stream_read: table_changes",
+        "Nothing was written",
+    )
+    assert "DELTA_CHANGELOG" not in message
+
+    # The remedy it names: one run through the change feed passes the enabling commit, and the
+    # changelog reads from there on.
+    bench.run_ok("run", "--vars", "{read: table_changes}")
+    shared_spark().sql("update app.t set age = 3 where id = 1")
+    bench.run()
+    assert Counter(row[:3] for row in bench.target_rows("current")) == Counter([(1, "a", 3)])
+
+
+def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
+    bench = StreamBench(
+        tmp_path,
+        {
+            "log": (
+                "{{ config(materialized='table_stream', stream_read='change_feed') }}\n"
+                "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+            ),
+            "netted": (
+                "{{ config(materialized='stream_merge', unique_key='id', spark_net_changes=true) }}\n"
+                "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+            ),
+        },
+    )
+    bench.create_source([(1, "a", 1)])
+    bench.refused(
+        "log",
+        "Model log: invalid stream_read 'change_feed'",
+        "Accepted values: table_changes (Delta's change data feed, the default), changes (Spark 4.2's CHANGES clause",
+    )
+    bench.refused(
+        "netted", "spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changes"
+    )
+    result = bench.invoke("run", "-s", "log", "--vars", "{tablestream_stream_read: feed}")
+    assert not result.success
+    assert "invalid stream_read 'change_feed'" in str(model_results(result)[0].message)
