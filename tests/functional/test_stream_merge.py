@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from tests.functional.streams import StreamBench, stream_model
+from tests.functional.streams import STREAM_READS, STREAM_READS_FULL, StreamBench, stream_model
 
 MERGE = "materialized='stream_merge', unique_key='id'"
 
@@ -44,8 +44,9 @@ def churn(bench: StreamBench) -> None:
     source().update(updates={"name": "'E'"}, predicate="id = 5")
 
 
-def test_churny_keys_merge_to_the_source_state(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"current": merge_model()})
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"current": merge_model()}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     assert target_state(bench) == source_state(bench)  # the first run mirrors the source (start_at snapshot)
@@ -80,10 +81,12 @@ def test_the_first_build_writes_the_target_in_key_order(tmp_path: Path) -> None:
     assert merge["operation"] == "MERGE" and int(merge["operationMetrics"]["numTargetFilesRemoved"]) == 1, merge
 
 
-def test_soft_and_ignored_deletes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_soft_and_ignored_deletes(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(
         tmp_path,
         {"soft": merge_model("delete_mode='soft'"), "kept": merge_model("delete_mode='ignore'")},
+        stream_read=stream_read,
     )
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
@@ -101,13 +104,15 @@ def test_soft_and_ignored_deletes(tmp_path: Path) -> None:
     assert soft[2]["_deleted"] is False and soft[2]["name"] == "back" and soft[2]["_deleted_at"] is None
 
 
-def test_merge_update_and_exclude_columns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_merge_update_and_exclude_columns(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(
         tmp_path,
         {
             "only_age": merge_model("merge_update_columns=['age']"),
             "not_age": merge_model("merge_exclude_columns=['age']"),
         },
+        stream_read=stream_read,
     )
     bench.create_source([(1, "a", 1)])
     bench.run()
@@ -118,13 +123,14 @@ def test_merge_update_and_exclude_columns(tmp_path: Path) -> None:
     assert target_state(bench, "not_age") == Counter({(1, "z", 1): 1, (2, "b", 2): 1})
 
 
-def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, stream_read: str) -> None:
     model = (
         f"{{{{ config({MERGE}) }}}}\n"
         "select id, upper(name) as name, age * 2 as age, __change_type, __commit_version\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}\nwhere id < 100"
     )
-    bench = StreamBench(tmp_path, {"current": model})
+    bench = StreamBench(tmp_path, {"current": model}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (100, "big", 0)])
     bench.run()
     bench.source().update(updates={"age": "5"}, predicate="id = 1")
@@ -159,21 +165,23 @@ def test_bad_models_are_refused_before_any_write(tmp_path: Path, model: str, fra
     assert bench.target_version("current") is None and bench.offsets_version() is None
 
 
-def test_null_key_in_a_change_row_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_null_key_in_a_change_row_is_refused(tmp_path: Path, stream_read: str) -> None:
     model = (
         f"{{{{ config({MERGE}) }}}}\n"
         "select case when age = 0 then null else id end as id, name, age, __change_type, __commit_version\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
-    bench = StreamBench(tmp_path, {"current": model})
+    bench = StreamBench(tmp_path, {"current": model}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "zero", 0)])
     bench.refused("current", "Stream current__app_t on app.t: 1 change rows", "NULL unique_key (id)")
 
 
-def test_keyed_table_stream_logs_net_changes(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")})
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     churn(bench)
@@ -192,10 +200,11 @@ def test_keyed_table_stream_logs_net_changes(tmp_path: Path) -> None:
 # --- crashes (every dbt step a process of its own) ------------------------------------------------------
 
 
-def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_kill_at_each_step_then_rerun_leaves_the_target_as_without_the_crash(tmp_path: Path, stream_read: str) -> None:
     """A `dbt run` process SIGKILLed at each step of the commit protocol in turn, each followed by
     a normal run: the target equals the source after every rerun, and no window is applied twice."""
-    bench = StreamBench(tmp_path, {"current": merge_model()}, processes=True)
+    bench = StreamBench(tmp_path, {"current": merge_model()}, processes=True, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     for round, point in enumerate(["before_target_commit", "after_target_commit", "after_offsets_append"]):

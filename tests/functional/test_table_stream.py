@@ -8,9 +8,18 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from tests.functional.streams import CDF, StreamBench, model_results, stream_model
+from tests.functional.streams import (
+    CDF,
+    STREAM_READS,
+    STREAM_READS_FULL,
+    TRACKING,
+    StreamBench,
+    model_results,
+    stream_model,
+)
 
 
 def rows(*items: tuple) -> Counter:
@@ -20,9 +29,10 @@ def rows(*items: tuple) -> Counter:
 # --- seed 002_49919da25407724e.txt ----------------------------------------------------------------
 
 
-def test_seed_standard_case(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_seed_standard_case(tmp_path: Path, stream_read: str) -> None:
     """STANDARD mode: each consuming run appends exactly what the seed's SELECT showed at that step."""
-    bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")})
+    bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")}, stream_read=stream_read)
     bench.create_source([])  # CREATE TABLE + change_tracking, then CREATE TABLE STREAM
     bench.run()
     bench.append([(1, "Alice", 20), (2, "Bob", 25), (3, "Charlie", 30), (4, "David", 35), (5, "Eve", 40)])
@@ -52,7 +62,8 @@ def test_seed_standard_case(tmp_path: Path) -> None:
     assert bench.run_appended("consume_log") == Counter()
 
 
-def test_seed_append_only_case(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_seed_append_only_case(tmp_path: Path, stream_read: str) -> None:
     """APPEND_ONLY: inserts as committed, never updates or deletes.
 
     The seed never consumes its stream, so every SELECT shows the same five inserts with their
@@ -65,6 +76,7 @@ def test_seed_append_only_case(tmp_path: Path) -> None:
             "pending": stream_model("stream_mode='append_only', start_at={'version': 0}"),
             "consumer": stream_model("stream_mode='append_only', start_at='latest'"),
         },
+        stream_read=stream_read,
     )
     bench.create_source([])
     bench.run("-s", "consumer")
@@ -140,10 +152,12 @@ def test_seed_orders_example(tmp_path: Path) -> None:
 # --- offsets ----------------------------------------------------------------------------------------
 
 
-def test_two_models_keep_independent_offsets(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_two_models_keep_independent_offsets(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(
         tmp_path,
         {"first": stream_model("start_at='latest'"), "second": stream_model("start_at='latest'")},
+        stream_read=stream_read,
     )
     bench.create_source([(1, "a", 1)])
     bench.run()
@@ -163,13 +177,16 @@ def test_two_models_keep_independent_offsets(tmp_path: Path) -> None:
     assert bench.offsets()[-1]["rows_written"] == 0
 
 
-def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp_path: Path, stream_read: str) -> None:
     failing = (
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select *, case when id = 99 then raise_error('bad row 99') else 1 end as checked\n"
         "from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'"), "strict": failing})
+    bench = StreamBench(
+        tmp_path, {"log": stream_model("start_at='latest'"), "strict": failing}, stream_read=stream_read
+    )
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "b", 2), (99, "x", 0)])
@@ -196,8 +213,9 @@ def test_parse_compile_docs_show_and_a_failed_run_leave_the_offset_unchanged(tmp
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"), (99, "x", 0, "INSERT"))
 
 
-def test_full_refresh_starts_a_new_epoch(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()})
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_full_refresh_starts_a_new_epoch(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     bench.source().delete("id = 1")
@@ -213,12 +231,13 @@ def test_full_refresh_starts_a_new_epoch(tmp_path: Path) -> None:
 # --- start_at ----------------------------------------------------------------------------------------
 
 
-def test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch(tmp_path: Path, stream_read: str) -> None:
     """run, change, run, --full-refresh (epoch 1), change, run; DROP TABLE the target, change, run
     (a rebuild from a snapshot); change, run: every id is in the target exactly once."""
     from tests.functional.local import shared_spark
 
-    bench = StreamBench(tmp_path, {"log": stream_model()})
+    bench = StreamBench(tmp_path, {"log": stream_model()}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.append([(2, "b", 2)])
@@ -237,8 +256,9 @@ def test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch(tmp_pat
     assert sorted(ids) == [1, 2, 3, 4, 5], ids
 
 
-def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()})
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.source().update(updates={"age": "age * 10"}, predicate="id = 3")
     first = bench.run_appended("log")
@@ -251,8 +271,9 @@ def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path
     assert bench.run_appended("log") == rows((4, "d", 4, "INSERT"))
 
 
-def test_start_at_latest_skips_what_is_there(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])
     assert bench.run_appended("log") == Counter()
     assert bench.target_version("log") == 0  # created empty, with the model's columns
@@ -261,8 +282,9 @@ def test_start_at_latest_skips_what_is_there(tmp_path: Path) -> None:
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")})
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.source().update(updates={"age": "0"}, predicate="id = 1")
     assert bench.run_appended("log") == rows(
@@ -270,24 +292,27 @@ def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path) -> None:
     )
 
 
-def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")})
+@pytest.mark.parametrize("stream_read", STREAM_READS)
+def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)], change_feed=False)
     bench.source().alter.set_table_properties(CDF)
     bench.append([(2, "b", 2)])
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-def test_start_at_version_reads_changes_after_it(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")})
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_start_at_version_reads_changes_after_it(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
     bench.append([(3, "c", 3)])  # version 2
     assert bench.run_appended("log") == rows((3, "c", 3, "INSERT"))
 
 
-def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {})
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_path: Path, stream_read: str) -> None:
+    bench = StreamBench(tmp_path, {}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
     bench.append([(3, "c", 3)])  # version 2
@@ -300,11 +325,12 @@ def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_pat
 # --- crash between the target commit and the offsets append -----------------------------------------
 
 
-def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path, stream_read: str) -> None:
     """A `dbt run` process SIGKILLed after the target commit, then after the offsets append; each
     time the next run applies nothing twice and loses nothing. One warehouse for both, so the
     second crash also starts from a recovered stream."""
-    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, processes=True)
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, processes=True, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])
     bench.run()
     expected = rows()
@@ -325,17 +351,18 @@ def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path) -
         assert bench.offsets()[-1]["to_version"] == bench.source().version()
 
 
-def test_ref_stream_chains_on_a_model_output(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
+def test_ref_stream_chains_on_a_model_output(tmp_path: Path, stream_read: str) -> None:
     upstream = (
         "{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',"
-        " tblproperties={'delta.enableChangeDataFeed': 'true'}) }}\n"
+        f" tblproperties={{'{TRACKING[stream_read]}': 'true'}}) }}}}\n"
         "select id, name, age from {{ source('app', 't') }}"
     )
     downstream = (
         "{{ config(materialized='table_stream', start_at='latest') }}\n"
         "select id, age, __change_type from {{ dbt_tablestream.ref_stream('people_current') }}"
     )
-    bench = StreamBench(tmp_path, {"people_current": upstream, "people_changes": downstream})
+    bench = StreamBench(tmp_path, {"people_current": upstream, "people_changes": downstream}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
     bench.run()
     assert bench.target_rows("people_changes") == Counter()
