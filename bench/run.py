@@ -49,6 +49,9 @@ PROJECT = BENCH / "project"
 EXAMPLE = ROOT / "example_project"
 STOCK_EXAMPLE = BENCH / "stock_example"
 DBT_VARIANTS = ("stream_merge", "stream_merge_dv", "table_stream", "cdf_incremental", "watermark", "rebuild")
+# --changes: stream_merge reading the change data feed, Delta's changelog netted by the package, and
+# Delta's changelog netted by Spark (spark_net_changes), over one source with both turned on.
+CHANGES_VARIANTS = ("stream_merge", "stream_merge_changes", "stream_merge_spark_net")
 
 
 def machine() -> dict[str, Any]:
@@ -175,13 +178,14 @@ class Bench:
     def latest_version(self) -> int:
         return int(self.sql("describe history app.src limit 1")[0]["version"])
 
-    def create_source(self, rows: int) -> None:
+    def create_source(self, rows: int, row_tracking: bool = False) -> None:
         for schema in ("app", "analytics"):
             self.sql(f"drop schema if exists {schema} cascade")
             self.sql(f"create schema {schema}")
         self.sql(
             "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
-            "tblproperties ('delta.enableChangeDataFeed' = 'true')"
+            "tblproperties ('delta.enableChangeDataFeed' = 'true'"
+            + (", 'delta.enableRowTracking' = 'true')" if row_tracking else ")")
         )
         self.sql(
             f"insert into app.src select id, concat('c', cast(id % 100 as string)), cast(id % 1000 as double) / 10, "
@@ -254,15 +258,16 @@ def run_model(bench: Bench, model: str) -> Callable[[list[tuple[str, float]]], N
 
 
 def run_size(
-    bench: Bench, rows: int, fractions: list[float], rounds: int, log: Callable[[str], None]
+    bench: Bench, rows: int, fractions: list[float], rounds: int, log: Callable[[str], None], changes: bool = False
 ) -> list[Measurement]:
     started = time.perf_counter()
-    bench.create_source(rows)
-    bench.dbt(["run", "--full-refresh"])  # every target built from the same source version
+    models = CHANGES_VARIANTS if changes else DBT_VARIANTS
+    bench.create_source(rows, row_tracking=changes)
+    bench.dbt(["run", "--full-refresh", "-s", *models])  # every target built from the same source version
     log(f"{rows:,} rows: source and targets built in {time.perf_counter() - started:.0f} s")
     measurements: list[Measurement] = []
     variants: list[tuple[str, Callable[[list[tuple[str, float]]], None]]] = [
-        *((model, run_model(bench, model)) for model in DBT_VARIANTS),
+        *((model, run_model(bench, model)) for model in models),
         ("floor", lambda statements: bench.floor()),
     ]
     for fraction in fractions:
@@ -272,8 +277,9 @@ def run_size(
             done: list[Measurement] = []
             for variant, action in variants[shift:] + variants[:shift]:
                 done.append(bench.measure(variant, rows, fraction, round, action))
-            done.append(bench.measure("noop_stream", rows, fraction, round, run_model(bench, "stream_merge")))
-            done.append(bench.measure("noop_incremental", rows, fraction, round, run_model(bench, "watermark")))
+            if not changes:
+                done.append(bench.measure("noop_stream", rows, fraction, round, run_model(bench, "stream_merge")))
+                done.append(bench.measure("noop_incremental", rows, fraction, round, run_model(bench, "watermark")))
             summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
             log(f"{rows:,} rows, {fraction:.2%} changed, round {round}/{rounds}: {summary}")
             measurements += done
@@ -375,7 +381,9 @@ def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, fl
         table[rows] = {}
         present = {m.variant for m in measurements if m.rows == rows}
         for variant in [
-            name for name in (*DBT_VARIANTS, "floor", "noop_stream", "noop_incremental") if name in present
+            name
+            for name in (*DBT_VARIANTS, *CHANGES_VARIANTS[1:], "floor", "noop_stream", "noop_incremental")
+            if name in present
         ]:
             picked = [m for m in measurements if m.rows == rows and m.variant == variant]
             counts = [m.statements for m in picked if m.statements is not None]
@@ -397,6 +405,13 @@ def result_line(table: dict[int, dict[str, dict[str, float | None]]], cold: dict
         return value
 
     stream = seconds(large, "stream_merge")
+    if "stream_merge_changes" in table[large]:
+        changes = seconds(large, "stream_merge_changes")
+        return (
+            f"RESULT changes_vs_table_changes={changes / stream:.2f} "
+            f"spark_net_vs_package_net={seconds(large, 'stream_merge_spark_net') / changes:.2f} "
+            f"changes_vs_floor={changes / seconds(large, 'floor'):.2f}"
+        )
     line = (
         f"RESULT vs_rebuild={seconds(large, 'rebuild') / stream:.2f} "
         f"vs_cdf_incremental={stream / seconds(large, 'cdf_incremental'):.2f} "
@@ -499,6 +514,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/run.json, run_full.json)")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the main job and the cold starts")
+    parser.add_argument(
+        "--changes",
+        action="store_true",
+        help="stream_read: changes against table_changes, netted by the package or by Spark (bench/results/changes.json)",
+    )
     parser.add_argument("--report", type=Path, help="print the README's tables from this results JSON and stop")
     args = parser.parse_args(argv)
     if args.report:
@@ -512,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
             [0.0001, 0.001, 0.01, 0.1],
             3,
         )
-    args.out = args.out or RESULTS / ("run_full.json" if args.full else "run.json")
+    args.out = args.out or RESULTS / ("changes.json" if args.changes else "run_full.json" if args.full else "run.json")
+    args.skip_cold = args.skip_cold or args.changes
     headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -531,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         bench = Bench(work)
         measurements: list[Measurement] = []
         for rows in args.sizes:
-            measurements += run_size(bench, rows, args.fractions, args.rounds, log)
+            measurements += run_size(bench, rows, args.fractions, args.rounds, log, args.changes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     matrix = {fraction: medians([m for m in measurements if m.fraction == fraction]) for fraction in args.fractions}
@@ -547,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{values['python_rss_mb']:>11.0f}{values['jvm_rss_mb']:>9.0f}"
                 )
     largest = max(args.sizes)
-    for variant in ("stream_merge", "noop_stream"):
+    for variant in ("stream_merge", "stream_merge_changes") if args.changes else ("stream_merge", "noop_stream"):
         last = [m for m in measurements if m.rows == largest and m.fraction == headline and m.variant == variant][-1]
         log(f"\n{variant} at {largest:,} rows, round {last.round}: {last.statements} statements, {last.seconds:.2f} s")
         for sql, elapsed in last.statement_log:
@@ -560,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
             sent = f", {statements:.0f} statements ({cold[f'{name}_statement_s']:.1f} s)" if statements else ""
             log(f"  {name + '_s':<16}{cold[f'{name}_s']:7.2f} s{sent}")
     small, large = min(table), max(table)
-    for variant in ("stream_merge", "noop_stream"):
+    for variant in ("stream_merge",) if args.changes else ("stream_merge", "noop_stream"):
         before, after = table[small][variant], table[large][variant]
         log(
             f"peak RSS of {variant}, {small:,} -> {large:,} rows: JVM {before['jvm_rss_mb']:.0f} -> "
