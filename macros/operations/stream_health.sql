@@ -41,8 +41,15 @@
   {%- for property in run_query(dbt_tablestream.spark__table_properties_sql(relation)).rows -%}
     {%- do properties.update({property[0]: property[1]}) -%}
   {%- endfor -%}
+  {#-- The offsets log does not record how a stream reads; a source that records row tracking but
+       no change feed can only be read through Delta's changelog, so its window is checked as such. --#}
+  {%- set tracks = {} -%}
+  {%- for read in ['table_changes', 'changes'] -%}
+    {%- do tracks.update({read: (properties.get(dbt_tablestream.stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
+  {%- endfor -%}
   {%- set stream = {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
-                    'source_table_id': detail['id'], 'file_retention': dbt_tablestream.spark__file_retention(properties)} -%}
+                    'source_table_id': detail['id'], 'file_retention': dbt_tablestream.spark__file_retention(properties),
+                    'read': 'changes' if tracks['changes'] and not tracks['table_changes'] else 'table_changes'} -%}
   {%- set retention = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0] -%}
   {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}

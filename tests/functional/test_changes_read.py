@@ -3,8 +3,10 @@ data feed): the issue's five commits read both ways, and the refusals, each with
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from deltalake import DeltaTable
 
@@ -152,3 +154,29 @@ def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
     result = bench.invoke("run", "-s", "log", "--vars", "{tablestream_stream_read: feed}")
     assert not result.success
     assert "invalid stream_read 'change_feed'" in str(model_results(result)[0].message)
+
+
+def test_a_changes_stream_stays_healthy_when_the_change_feed_is_turned_off(tmp_path: Path, capsys: Any) -> None:
+    """Moving a source from the change feed to the changelog: with the feed turned off inside a
+    `changes` stream's window, the stream is neither refused nor shown stale."""
+    model = (
+        "{{ config(materialized='stream_merge', unique_key='id', stream_read='changes') }}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    )
+    bench = StreamBench(tmp_path, {"current": model})
+    spark = shared_spark()
+    spark.sql(
+        "create table app.t (id int, name string, age int) using delta"
+        " tblproperties ('delta.enableChangeDataFeed' = 'true', 'delta.enableRowTracking' = 'true')"
+    )
+    spark.sql("insert into app.t values (1, 'a', 1)")
+    bench.run()
+    spark.sql("update app.t set age = 2 where id = 1")
+    spark.sql("alter table app.t set tblproperties ('delta.enableChangeDataFeed' = 'false')")
+    spark.sql("insert into app.t values (2, 'b', 2)")
+    capsys.readouterr()
+    bench.run_ok("run-operation", "dbt_tablestream.describe_stream", "--args", "{stream_name: current__app_t}")
+    described = capsys.readouterr().out
+    assert re.search(r"stale\s+no", described), described
+    bench.run()
+    assert Counter(row[:3] for row in bench.target_rows("current")) == Counter([(1, "a", 2), (2, "b", 2)])
