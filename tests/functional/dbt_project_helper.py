@@ -37,6 +37,7 @@ class DbtProject:
             project["on-run-start"] = on_run_start
         if project_vars:
             project["vars"] = project_vars
+        self.project = project
         (root / "dbt_project.yml").write_text(yaml.safe_dump(project))
         # Every probe project installs this repository as the dbt package `dbt_tablestream`.
         (root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(PACKAGE_ROOT)}]}))
@@ -47,6 +48,13 @@ class DbtProject:
             (root / folder).mkdir(exist_ok=True)
             for name, text in (files or {}).items():
                 (root / folder / name).write_text(text)
+
+    def set_on_run_start(self, statements: list[str]) -> None:
+        """Rewrite the project's on-run-start hooks (none: an empty list)."""
+        project = {key: value for key, value in self.project.items() if key != "on-run-start"}
+        if statements:
+            project["on-run-start"] = statements
+        (self.root / "dbt_project.yml").write_text(yaml.safe_dump(project))
 
     def install_packages(self) -> None:
         if not (self.root / "dbt_packages").exists():

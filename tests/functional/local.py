@@ -2,8 +2,8 @@
 
 One SparkSession (the `tablestream` adapter's own, started once per pytest process) serves every
 in-process dbt invocation. Its Hive metastore is embedded Derby, which one process opens at a
-time, so a test that needs a second process (a SIGKILL at a protocol step) runs every dbt step of
-that test as a subprocess with a warehouse and metastore of its own.
+time, so a dbt run that must be killed (a SIGKILL at a protocol step) is a subprocess on the test's
+warehouse with a metastore of its own (StreamBench.crash).
 """
 
 from __future__ import annotations

@@ -26,9 +26,10 @@ ROW_TRACKING = {"delta.enableRowTracking": "true"}
 TRACKING = {"table_changes": "delta.enableChangeDataFeed", "changes": "delta.enableRowTracking"}
 # Both ways a stream reads its source (stream_read); a `changes` bench writes its source with
 # Spark, because delta-rs cannot write a table with row tracking. The default suite runs the
-# `changes` variant of the scenarios that cover each change type, netting, start_at earliest and
-# tracking turned on; STREAM_READS_FULL leaves the rest to `-m changes_full`, which the suite's
-# 30 minutes cannot hold (README, "Tests").
+# `changes` variant of the scenarios where the read differs (netting over churn, start_at earliest,
+# tracking turned on; test_changes_read has every change type); STREAM_READS_FULL leaves the rest,
+# whose logic after the read is the same, to `-m changes_full`: the suite's 30 minutes cannot hold
+# them (README, "Tests").
 STREAM_READS = ["table_changes", "changes"]
 STREAM_READS_FULL = ["table_changes", pytest.param("changes", marks=pytest.mark.changes_full)]
 PEOPLE = pa.schema([("id", pa.int32()), ("name", pa.string()), ("age", pa.int32())])
@@ -59,10 +60,10 @@ def stream_model(config: str = "", source: str = "t", columns: str = "*") -> str
 class StreamBench:
     """A source table `app.<name>` under a fresh warehouse folder and a dbt project of stream models.
 
-    In-process (the default), dbt runs on the shared local session, whose `app` and `analytics`
-    schemas are pointed at this test's folder. With ``processes=True`` every dbt step is a process
-    of its own with its own warehouse and metastore (for SIGKILL tests); sources are registered by
-    the project's on-run-start hooks there.
+    dbt runs in-process on the shared local session, whose `app` and `analytics` schemas are
+    pointed at this test's folder. With ``processes=True`` a crash (a SIGKILL at a fault point) is
+    a `dbt run` process of its own, with the test's warehouse and a metastore of its own, in which
+    the project's on-run-start hooks register every table the warehouse holds at that moment.
     """
 
     def __init__(
@@ -79,7 +80,6 @@ class StreamBench:
         self.processes = processes
         self.stream_read = stream_read
         files = {f"{name}.sql": sql for name, sql in models.items()}
-        hooks = register_tables_hook(self.warehouse, sources) if processes else None
         self.project = DbtProject(
             tmp_path / "project",
             self.warehouse,
@@ -87,36 +87,53 @@ class StreamBench:
             # The profile names this test's folder, as a user's does; in-process the shared session
             # keeps its own warehouse, and the schemas are pointed here (relocate_schemas).
             profile=profile or local_profile(self.warehouse),
-            on_run_start=hooks,
             project_vars={"tablestream_stream_read": stream_read} if stream_read != "table_changes" else None,
         )
-        if not processes:
-            relocate_schemas(self.warehouse)
+        relocate_schemas(self.warehouse)
+
+    def register(self) -> None:
+        """The shared catalog says what the warehouse's files say (a crashed process may have
+        written tables it does not know)."""
+        register_tables(self.warehouse)
+        if self.processes:
+            register_tables(self.warehouse, "analytics")
 
     def invoke(self, *args: str, callbacks: list[Any] | None = None) -> Any:
         """dbt in-process, after the catalog has registered the warehouse's current tables."""
-        if self.processes:
-            return self.process(*args)
-        register_tables(self.warehouse)
+        self.register()
         return self.project.invoke(*args, callbacks=callbacks)
 
     def run_ok(self, *args: str) -> Any:
-        if self.processes:
-            result = self.process(*args)
-            assert result.success, result.output
-            return result
-        register_tables(self.warehouse)
+        self.register()
         return self.project.run_ok(*args)
 
     def process(self, *args: str, env: dict[str, str] | None = None) -> ProcessResult:
-        self.project.install_packages()
-        running = dbt_process(self.project.root, env or {}, *args)
-        output, _ = running.communicate(timeout=900)
+        """dbt in a process of its own; its metastore first registers every table in the warehouse."""
+        hooks = [
+            statement
+            for schema in ("app", "analytics")
+            for statement in register_tables_hook(self.warehouse, self.tables(schema), schema)
+        ]
+        self.project.set_on_run_start(hooks)
+        try:
+            self.project.install_packages()
+            # dbt fills its relation cache before on-run-start runs: without the cache it asks the
+            # catalog when a model looks, after the hooks have registered the tables.
+            running = dbt_process(self.project.root, env or {}, *args, "--no-populate-cache")
+            output, _ = running.communicate(timeout=900)
+        finally:
+            self.project.set_on_run_start([])
         return ProcessResult(running.returncode, output)
+
+    def tables(self, schema: str) -> tuple[str, ...]:
+        folder = self.warehouse / f"{schema}.db"
+        if not folder.is_dir():
+            return ()
+        return tuple(sorted(entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()))
 
     def crash(self, point: str, *args: str) -> str:
         """A `dbt run` process killed (SIGKILL) at a fault point of the commit protocol; its output."""
-        assert self.processes, "a crash needs the bench's dbt steps to run as processes"
+        assert self.processes, "a crash needs a bench with processes=True"
         result = self.process(*(args or ("run",)), env={"DBT_TABLESTREAM_FAULT": point})
         assert result.returncode == -9, result.output
         return result.output

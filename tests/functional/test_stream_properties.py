@@ -116,7 +116,7 @@ def check_history(
 
 EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "6"))
 # stream_read: changes runs fewer in the default suite: its sources are written by Spark, which is slower.
-CHANGES_EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "4"))
+CHANGES_EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "3"))
 PROPERTY_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -29,7 +29,7 @@ def rows(*items: tuple) -> Counter:
 # --- seed 002_49919da25407724e.txt ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream_read", STREAM_READS)
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_seed_standard_case(tmp_path: Path, stream_read: str) -> None:
     """STANDARD mode: each consuming run appends exactly what the seed's SELECT showed at that step."""
     bench = StreamBench(tmp_path, {"consume_log": stream_model("start_at='latest'")}, stream_read=stream_read)
@@ -62,7 +62,7 @@ def test_seed_standard_case(tmp_path: Path, stream_read: str) -> None:
     assert bench.run_appended("consume_log") == Counter()
 
 
-@pytest.mark.parametrize("stream_read", STREAM_READS)
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_seed_append_only_case(tmp_path: Path, stream_read: str) -> None:
     """APPEND_ONLY: inserts as committed, never updates or deletes.
 
