@@ -30,6 +30,8 @@ MACRO_FILES = (
     "offsets/target_marker.sql",
     "delta/commit.sql",
     "delta/describe.sql",
+    "delta/source_state.sql",
+    "delta/changelog.sql",
 )
 
 

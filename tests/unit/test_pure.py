@@ -90,3 +90,64 @@ def test_the_stream_api_renders_the_package_macros() -> None:
     assert '"tablestream.invocation_id": "run-1"' in opened[2]
     problem = render("spark__window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", "Reset it.", [])
     assert problem.startswith("Stream s: the source app.t was dropped and recreated") and problem.endswith("Reset it.")
+
+
+def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
+    """Delta's changelog reads a window only if row tracking is on at its first version and stays
+    on; the change feed's settings do not matter to it."""
+    from datetime import datetime
+
+    from dbt_tablestream._macros import render
+
+    stream = {"stream": "s", "source": "app.t", "after": 4, "through": 7, "read": "changes"}
+
+    def commit(version: int, operation: str, parameters: str = "") -> dict:
+        return {
+            "version": version,
+            "timestamp": datetime(2026, 1, 1),
+            "operation": operation,
+            "operationParameters": parameters,
+        }
+
+    enable = '{"properties": "{\\"delta.enableRowTracking\\":\\"true\\"}"}'
+    disable = '{"properties": "{\\"delta.enableRowTracking\\":\\"false\\"}"}'
+    feed_off = '{"properties": "{\\"delta.enableChangeDataFeed\\":\\"false\\"}"}'
+    late = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", enable), commit(7, "WRITE")]
+    problem = render("spark__window_commits_problem", stream, late, "Reset it.")
+    assert problem.startswith("Stream s: row tracking was enabled on app.t at version 6, after the first version 5")
+    assert "run the model once with stream_read: table_changes" in problem and problem.endswith("reset it.")
+    off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", disable), commit(7, "WRITE")]
+    assert "row tracking was disabled on app.t at version 6" in render(
+        "spark__window_commits_problem", stream, off, "R."
+    )
+    at_start = [commit(5, "SET TBLPROPERTIES", enable), commit(6, "WRITE"), commit(7, "SET TBLPROPERTIES", feed_off)]
+    assert render("spark__window_commits_problem", stream, at_start, "R.") is None
+    # The same history read through the change feed: only the feed's settings count.
+    feed = {**stream, "read": "table_changes"}
+    assert render("spark__window_commits_problem", feed, late, "R.") is None
+    feed_turned_off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", feed_off), commit(7, "WRITE")]
+    assert "change data feed of app.t was not enabled at version 7" in render(
+        "spark__window_commits_problem", feed, feed_turned_off, "R."
+    )
+    assert render("spark__window_commits_problem", stream, feed_turned_off, "R.") is None
+
+
+@pytest.mark.parametrize(
+    "spark_version, delta_value, named",
+    [
+        ("4.2.0 32f7299", "false", None),
+        ("4.3.1 abc", "true", None),
+        ("3.5.1 abc", "false", "Spark is 3.5.1"),
+        ("4.1.0", "<undefined>", "Spark is 4.1.0 and its Delta has no changelog reader"),
+        ("4.2.0", "<undefined>", "its Delta has no changelog reader"),
+    ],
+)
+def test_the_changelog_needs_spark_4_2_and_delta_4_4(spark_version: str, delta_value: str, named: str | None) -> None:
+    from dbt_tablestream._macros import render
+
+    problem = render("changelog_session_problem", "s", spark_version, delta_value)
+    if named is None:
+        assert problem is None
+        return
+    assert problem.startswith("Stream s: stream_read: changes needs Spark >= 4.2 and Delta >= 4.4")
+    assert named in problem and "Nothing was written" in problem and "stream_read: table_changes" in problem
