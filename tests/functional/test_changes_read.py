@@ -155,6 +155,20 @@ def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
     assert not result.success
     assert "invalid stream_read 'change_feed'" in str(model_results(result)[0].message)
 
+    version = bench.source().version()
+    logged: list[str] = []
+    result = bench.invoke(
+        "run-operation",
+        "dbt_tablestream.enable_change_tracking",
+        "--args",
+        "{relation: app.t, mode: row_tracking}",
+        callbacks=[lambda event: logged.append(str(event.info.msg))],
+    )
+    assert not result.success
+    expected = "enable_change_tracking: invalid mode 'row_tracking'. Accepted values: change_data_feed"
+    assert any(expected in line for line in logged), logged[-5:]
+    assert bench.source().version() == version
+
 
 def test_a_changes_stream_stays_healthy_when_the_change_feed_is_turned_off(tmp_path: Path, capsys: Any) -> None:
     """Moving a source from the change feed to the changelog: with the feed turned off inside a

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from tests.functional.streams import STREAM_READS, STREAM_READS_FULL, StreamBench, stream_model
+from tests.functional.streams import STREAM_READS_FULL, StreamBench, stream_model
 
 MERGE = "materialized='stream_merge', unique_key='id'"
 
@@ -44,7 +44,7 @@ def churn(bench: StreamBench) -> None:
     source().update(updates={"name": "'E'"}, predicate="id = 5")
 
 
-@pytest.mark.parametrize("stream_read", STREAM_READS)
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"current": merge_model()}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
@@ -179,7 +179,7 @@ def test_null_key_in_a_change_row_is_refused(tmp_path: Path, stream_read: str) -
     bench.refused("current", "Stream current__app_t on app.t: 1 change rows", "NULL unique_key (id)")
 
 
-@pytest.mark.parametrize("stream_read", STREAM_READS)
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("unique_key='id', start_at='latest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])

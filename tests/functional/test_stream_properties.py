@@ -114,9 +114,9 @@ def check_history(
                 pinned, touched = latest, set()
 
 
-EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "6"))
+EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "5"))
 # stream_read: changes runs fewer in the default suite: its sources are written by Spark, which is slower.
-CHANGES_EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "3"))
+CHANGES_EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "2"))
 PROPERTY_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,

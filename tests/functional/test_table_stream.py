@@ -13,7 +13,6 @@ from deltalake import DeltaTable, write_deltalake
 
 from tests.functional.streams import (
     CDF,
-    STREAM_READS,
     STREAM_READS_FULL,
     TRACKING,
     StreamBench,
@@ -282,7 +281,7 @@ def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_read: str) -
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-@pytest.mark.parametrize("stream_read", STREAM_READS)
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1), (2, "b", 2)])
@@ -292,7 +291,7 @@ def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_re
     )
 
 
-@pytest.mark.parametrize("stream_read", STREAM_READS)
+@pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)], change_feed=False)
