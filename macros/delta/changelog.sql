@@ -31,10 +31,11 @@
      ("4.2.0 <commit>"); `delta_value`: the session's value of the changelog setting, which Spark
      reports as <undefined> when no Delta on the cluster defines it (Delta before 4.4). --#}
 {% macro changelog_session_problem(stream_name, spark_version, delta_value) %}
-  {%- set parts = (spark_version.split(' ')[0] ~ '.0.0').split('.') -%}
+  {%- set release = spark_version.split(' ')[0] -%}
+  {%- set parts = (release ~ '.0.0').split('.') -%}
   {%- set too_old = [] -%}
   {%- if not (parts[0].isdigit() and parts[1].isdigit()) or (parts[0] | int, parts[1] | int) < (4, 2) -%}
-    {%- do too_old.append('Spark is ' ~ spark_version.split(' ')[0]) -%}
+    {%- do too_old.append('Spark is ' ~ release) -%}
   {%- endif -%}
   {%- if delta_value not in ['true', 'false'] -%}
     {%- do too_old.append('its Delta has no changelog reader (no spark.databricks.delta.changelogV2.enabled setting)') -%}

@@ -57,7 +57,8 @@ insert into {{ target }}
 {% macro spark__stream_kept_table_properties(existing_relation) %}
   {%- set kept = {} -%}
   {%- if existing_relation is none -%}{{ return(kept) }}{%- endif -%}
-  {%- set tracking = ['delta.enableChangeDataFeed', 'delta.enableRowTracking'] | reject('in', config.get('tblproperties') or {}) | list -%}
+  {%- set tracking = [dbt_tablestream.stream_tracking_property('table_changes'), dbt_tablestream.stream_tracking_property('changes')]
+                     | reject('in', config.get('tblproperties') or {}) | list -%}
   {%- if not tracking -%}{{ return(kept) }}{%- endif -%}
   {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(existing_relation)).rows
         if row[0] in tracking and (row[1] | string | lower) == 'true' -%}

@@ -4,13 +4,12 @@
        changelog: row tracking, the row identity Delta's changelog (stream_read: changes) needs.
      Changes are tracked from the version this commits on; earlier versions cannot be read. --#}
 {% macro enable_change_tracking(relation, mode='change_data_feed') %}
-  {%- set accepted = {'change_data_feed': 'delta.enableChangeDataFeed', 'changelog': 'delta.enableRowTracking'} -%}
-  {%- if mode not in accepted -%}
+  {%- if mode not in ['change_data_feed', 'changelog'] -%}
     {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "
         ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changes).") }}
   {%- endif -%}
   {%- set target = dbt_tablestream.parse_relation(relation) -%}
-  {%- set property = accepted[mode] -%}
+  {%- set property = dbt_tablestream.stream_tracking_property('changes' if mode == 'changelog' else 'table_changes') -%}
   {%- set what = 'Row tracking' if mode == 'changelog' else 'Change data feed' -%}
   {%- set properties = {} -%}
   {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(target)).rows -%}

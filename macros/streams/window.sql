@@ -121,23 +121,23 @@
     {%- set unset = operation == 'UNSET TBLPROPERTIES' and tracking in parameters -%}
     {%- do commits.append({
         'version': row['version'] | int, 'timestamp': row['timestamp'], 'operation': operation,
-        'feed': false if unset else ((setting.group(1) | lower == 'true') if setting else none),
+        'tracked': false if unset else ((setting.group(1) | lower == 'true') if setting else none),
         'retention': modules.re.search('specifiedRetentionMillis\\W+(\\d+)', parameters)
                      or modules.re.search('defaultRetentionMillis\\W+(\\d+)', parameters)}) -%}
   {%- endfor -%}
   {%- set commits = commits | sort(attribute='version') -%}
-  {%- set toggles = commits | selectattr('feed', 'ne', none) | list -%}
-  {%- set state = {'feed': not (toggles and toggles[0].feed)} -%}
+  {%- set toggles = commits | selectattr('tracked', 'ne', none) | list -%}
+  {%- set state = {'tracked': not (toggles and toggles[0].tracked)} -%}
   {#-- Delta's changelog reads a window only if row tracking is on at its first version and stays on. --#}
-  {%- set untracked = toggles | rejectattr('feed') | list -%}
-  {%- if toggles and toggles[0].feed and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
+  {%- set untracked = toggles | rejectattr('tracked') | list -%}
+  {%- if toggles and toggles[0].tracked and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
   {%- if read == 'changes' and untracked -%}
     {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
   {%- endif -%}
   {%- for commit in commits -%}
-    {%- if commit.feed is not none -%}
-      {%- do state.update({'feed': commit.feed}) -%}
-    {%- elif commit.operation in data_operations and not state.feed -%}
+    {%- if commit.tracked is not none -%}
+      {%- do state.update({'tracked': commit.tracked}) -%}
+    {%- elif commit.operation in data_operations and not state.tracked -%}
       {{ return("Stream " ~ stream.stream ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
           ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. "
           ~ "Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
@@ -160,7 +160,7 @@
 {#-- A window that Delta's changelog cannot read: row tracking was turned on after its first
      version, or turned off inside it. --#}
 {% macro changelog_window_problem(stream, toggle, remedy) %}
-  {%- if toggle.feed -%}
+  {%- if toggle.tracked -%}
     {{ return("Stream " ~ stream.stream ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
         ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", " ~ stream.through
         ~ "], and Delta's changelog (stream_read: changes) reads only versions where row tracking was already on. Nothing was written. "
