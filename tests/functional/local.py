@@ -65,13 +65,19 @@ def register_tables(warehouse: Path, schema: str = "app") -> None:
     spark = shared_spark()
     folder = warehouse / f"{schema}.db"
     registered = {row.tableName for row in spark.sql(f"show tables in {schema}").collect() if not row.isTemporary}
-    present = (
-        {entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()} if folder.is_dir() else set()
-    )
+    present = set(delta_tables(warehouse, schema))
     for name in sorted(registered - present):
         spark.sql(f"drop table if exists {schema}.`{name}`")
     for name in sorted(present - registered):
         spark.sql(f"create table {schema}.`{name}` using delta location '{sql_path(folder / name)}'")
+
+
+def delta_tables(warehouse: Path, schema: str = "app") -> tuple[str, ...]:
+    """The Delta tables in the warehouse's `<schema>.db` folder, by folder name."""
+    folder = warehouse / f"{schema}.db"
+    if not folder.is_dir():
+        return ()
+    return tuple(sorted(entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()))
 
 
 def register_tables_hook(warehouse: Path, tables: tuple[str, ...], schema: str = "app") -> list[str]:

@@ -13,6 +13,7 @@ from deltalake import DeltaTable, write_deltalake
 from tests.functional.dbt_project_helper import DbtProject
 from tests.functional.local import (
     dbt_process,
+    delta_tables,
     local_profile,
     register_tables,
     register_tables_hook,
@@ -21,9 +22,9 @@ from tests.functional.local import (
     sql_path,
 )
 
-CDF = {"delta.enableChangeDataFeed": "true"}
-ROW_TRACKING = {"delta.enableRowTracking": "true"}
 TRACKING = {"table_changes": "delta.enableChangeDataFeed", "changes": "delta.enableRowTracking"}
+CDF = {TRACKING["table_changes"]: "true"}
+ROW_TRACKING = {TRACKING["changes"]: "true"}
 # Both ways a stream reads its source (stream_read); a `changes` bench writes its source with
 # Spark, because delta-rs cannot write a table with row tracking. The scenarios' `changes` variants
 # are opt-in (`-m changes_full`): the suite's 30 minutes cannot hold them, and test_changes_read
@@ -109,7 +110,7 @@ class StreamBench:
         hooks = [
             statement
             for schema in ("app", "analytics")
-            for statement in register_tables_hook(self.warehouse, self.tables(schema), schema)
+            for statement in register_tables_hook(self.warehouse, delta_tables(self.warehouse, schema), schema)
         ]
         self.project.set_on_run_start(hooks)
         try:
@@ -121,12 +122,6 @@ class StreamBench:
         finally:
             self.project.set_on_run_start([])
         return ProcessResult(running.returncode, output)
-
-    def tables(self, schema: str) -> tuple[str, ...]:
-        folder = self.warehouse / f"{schema}.db"
-        if not folder.is_dir():
-            return ()
-        return tuple(sorted(entry.name for entry in folder.iterdir() if (entry / "_delta_log").is_dir()))
 
     def crash(self, point: str, *args: str) -> str:
         """A `dbt run` process killed (SIGKILL) at a fault point of the commit protocol; its output."""
@@ -239,6 +234,11 @@ def as_row(row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(value for key, value in row.items() if key not in ("__commit_version", "__commit_timestamp"))
 
 
+def sql_values(rows: list[tuple[int, str, int]]) -> str:
+    """Keyed rows as the rows of a SQL VALUES clause."""
+    return ", ".join(f"({key}, '{name}', {age})" for key, name, age in rows)
+
+
 class SparkSource:
     """The keyed source written by delta-spark (by path), with the part of delta-rs's DeltaTable API
     the scenarios use; for sources with row tracking, which delta-rs cannot write."""
@@ -257,15 +257,13 @@ class SparkSource:
         if not rows:
             shared_spark().sql(f"create table {table} (id int, name string, age int) using delta{options}")
             return
-        values = ", ".join(f"({key}, '{name}', {age})" for key, name, age in rows)
         shared_spark().sql(
             f"create table {table} using delta{options} as select cast(col1 as int) as id,"
-            f" cast(col2 as string) as name, cast(col3 as int) as age from values {values}"
+            f" cast(col2 as string) as name, cast(col3 as int) as age from values {sql_values(rows)}"
         )
 
     def append(self, rows: list[tuple[int, str, int]]) -> None:
-        values = ", ".join(f"({key}, '{name}', {age})" for key, name, age in rows)
-        shared_spark().sql(f"insert into {self.table} values {values}")
+        shared_spark().sql(f"insert into {self.table} values {sql_values(rows)}")
 
     def update(self, updates: dict[str, str], predicate: str) -> None:
         assignments = ", ".join(f"{column} = {value}" for column, value in updates.items())
