@@ -130,3 +130,81 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
 {% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
   {{ dbt_tablestream.engine_not_supported('stream_merge_sql') }}
 {% endmacro %}
+
+
+{#-- SQL that MERGEs the newest event per key of a CDC event source (sequenced_changes_sql) into the
+     target as one Delta commit carrying the stream's marker (docs/architecture.md, "Event
+     sources"). An event changes a row only if its sequence is greater than the row's; it inserts a
+     key only if it is newer than the key's tombstone (`tombstones`, delete_mode hard). A soft
+     delete keeps the delete's sequence on the row, so it is the tombstone. --#}
+{% macro stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
+  {{ return(adapter.dispatch('stream_events_merge_sql', 'dbt_tablestream')(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
+  {%- set sequence = events['sequence'] -%}
+  {%- set soft = delete_mode == 'soft' -%}
+  {%- set newer = dbt_tablestream.sequence_value(sequence, 'source') ~ ' > ' ~ dbt_tablestream.sequence_value(sequence, 'target') -%}
+  {%- set ignore_null = events['ignore_null'] -%}
+  {%- set carried = (insert_columns | reject('in', keys + sequence) | list) if ignore_null is sameas true else (ignore_null or []) -%}
+  {%- set assignments = [] -%}
+  {%- for column in update_columns | reject('in', sequence) | list + sequence -%}
+    {%- set value = 'source.' ~ adapter.quote(column) -%}
+    {%- if column in carried -%}
+      {%- set value = 'case when source.__tablestream_after_delete' ~ (' or target._deleted' if soft else '') ~ ' then ' ~ value
+                      ~ ' else coalesce(' ~ value ~ ', target.' ~ adapter.quote(column) ~ ') end' -%}
+    {%- endif -%}
+    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = ' ~ value) -%}
+  {%- endfor -%}
+  {%- if soft -%}
+    {%- do assignments.extend(['target._deleted = false', 'target._deleted_version = null', 'target._deleted_at = null']) -%}
+  {%- endif -%}
+  {%- set deleted = ['target._deleted = true',
+                     'target._deleted_version = ' ~ ('source.__commit_version' if '__commit_version' in has_columns else 'null'),
+                     'target._deleted_at = ' ~ ('source.__commit_timestamp' if '__commit_timestamp' in has_columns else 'null')] -%}
+  {%- for column in sequence -%}
+    {%- do deleted.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+  {%- endfor -%}
+  {%- set merge_sql -%}
+merge into {{ target }} as target
+using (
+  select __tablestream_change.*
+  {%- if tombstones is not none %},
+    case when __tablestream_dead.{{ adapter.quote(keys[0]) }} is not null
+      then {{ dbt_tablestream.sequence_value(sequence, '__tablestream_dead') }} end as __tablestream_tombstone
+  {%- endif %}
+  from ({{ changes }}) as __tablestream_change
+  {%- if tombstones is not none %}
+  left join {{ tombstones }} as __tablestream_dead on {{ dbt_tablestream.keys_match(keys, '__tablestream_dead', '__tablestream_change') }}
+  {%- endif %}
+) as source
+on {{ dbt_tablestream.keys_match(keys, 'target', 'source') }}
+{%- if delete_mode == 'hard' %}
+when matched and source.__change_type = 'DELETE' and {{ newer }} then delete
+{%- elif soft %}
+when matched and source.__change_type = 'DELETE' and {{ newer }} then update set
+  {{ deleted | join(',\n  ') }}
+{%- endif %}
+when matched and source.__change_type <> 'DELETE' and {{ newer }} then update set
+  {{ assignments | join(',\n  ') }}
+when not matched and source.__change_type <> 'DELETE'
+  {%- if tombstones is not none %} and (source.__tablestream_tombstone is null or {{ dbt_tablestream.sequence_value(sequence, 'source') }} > source.__tablestream_tombstone){% endif %} then
+  insert ({{ (dbt_tablestream.quoted_columns(insert_columns) ~ (', _deleted, _deleted_version, _deleted_at' if soft else '')) }})
+  values ({{ dbt_tablestream.prefixed_columns(insert_columns, 'source') ~ (', false, null, null' if soft else '') }})
+  {%- endset -%}
+  {{ return(merge_sql) }}
+{% endmacro %}
+
+
+{% macro default__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
+  {{ dbt_tablestream.engine_not_supported('stream_events_merge_sql') }}
+{% endmacro %}
+
+
+{#-- `alias.col, ...` for the columns, quoted. --#}
+{% macro prefixed_columns(columns, alias) %}
+  {%- set prefixed = [] -%}
+  {%- for column in columns -%}{%- do prefixed.append(alias ~ '.' ~ adapter.quote(column)) -%}{%- endfor -%}
+  {{ return(prefixed | join(', ')) }}
+{% endmacro %}

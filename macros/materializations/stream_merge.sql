@@ -1,20 +1,27 @@
 {#-- stream_merge: apply the stream's net changes to a keyed target with one MERGE, exactly once.
      INSERT / UPDATE_AFTER upsert the row; DELETE deletes it (delete_mode hard), marks it
      `_deleted` (soft) or is dropped (ignore). The first run, or a reset, builds the target from the
-     window (start_at snapshot: the source's current rows), so the target mirrors the source. --#}
+     window (start_at snapshot: the source's current rows), so the target mirrors the source.
+     With `sequence_by` the source is a CDC event source: per key the newest event by sequence
+     wins, within the window and against what the target already holds (docs/architecture.md,
+     "Event sources"). --#}
 {% materialization stream_merge, default %}
   {%- set settings = dbt_tablestream.validate_stream_merge_config() -%}
   {%- set keys = settings['keys'] -%}
+  {%- set events = settings['events'] -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
-  {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
+  {%- set sequence = events['sequence'] if events else [] -%}
+  {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys, sequence) -%}
+  {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, settings) -%}
   {%- set data_columns = [] -%}
-  {%- for column in columns if column not in ['__change_type', '__commit_version', '__commit_timestamp'] -%}
+  {%- for column in columns if column not in ['__change_type', '__commit_version', '__commit_timestamp'] + settings['target_exclude_columns'] -%}
     {%- do data_columns.append(column) -%}
   {%- endfor -%}
   {%- set soft = settings['delete_mode'] == 'soft' -%}
+  {%- set tombstones = dbt_tablestream.stream_tombstones_relation(target_relation) if events and settings['delete_mode'] == 'hard' else none -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -25,21 +32,34 @@
 
   {%- set response = none -%}
   {%- set rows_read = none -%}
-  {%- if existing_relation is not none and not stream.restart and stream.view is none -%}
+  {%- set rebuild = existing_relation is none or stream.restart -%}
+  {%- if not rebuild and stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {%- if stream.view is not none -%}
-      {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
+      {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, sequence) -%}
     {%- endif -%}
-    {%- set netted = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
+    {%- if events -%}
+      {%- set tombstones_exist = tombstones is not none and not rebuild
+                                 and adapter.get_relation(tombstones.database, tombstones.schema, tombstones.identifier) is not none -%}
+      {%- set applied = [] if rebuild else [existing_relation] + ([tombstones] if tombstones_exist else []) -%}
+      {%- set changes = dbt_tablestream.sequenced_changes_sql(compiled_code, keys, columns, events, applied) -%}
+      {%- if tombstones is not none -%}
+        {%- call statement('stream_tombstones') -%}
+          {{ dbt_tablestream.stream_tombstones_sql(tombstones, changes, keys, sequence, events['tombstone_retention'], not tombstones_exist) }}
+        {%- endcall -%}
+      {%- endif -%}
+    {%- else -%}
+      {%- set changes = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
+    {%- endif -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
-    {%- if existing_relation is none or stream.restart -%}
-      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(netted, data_columns, soft, keys) -%}
+    {%- if rebuild -%}
+      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
-        select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ netted }}) as __tablestream_net where __change_type <> 'DELETE'
+        select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ changes }}) as __tablestream_net where __change_type <> 'DELETE'
       {%- endset -%}
       {#-- 'ignore' compares nothing, so it needs no view of the output. --#}
       {%- if on_schema_change != 'ignore' -%}
@@ -50,12 +70,16 @@
         {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
-      {%- set merge_source = dbt_tablestream.stream_merge_source_sql(netted, data_columns, '__commit_timestamp' in columns) -%}
       {%- set update_columns = settings['update_columns'] -%}
       {%- if update_columns is none -%}
         {%- set update_columns = data_columns | reject('in', settings['exclude_columns'] or []) | list -%}
       {%- endif -%}
-      {%- set merge_sql = dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, data_columns, stream) -%}
+      {%- if events -%}
+        {%- set merge_sql = dbt_tablestream.stream_events_merge_sql(target_relation, changes, keys, settings['delete_mode'], update_columns, data_columns, events, tombstones, columns) -%}
+      {%- else -%}
+        {%- set merge_source = dbt_tablestream.stream_merge_source_sql(changes, data_columns, '__commit_timestamp' in columns) -%}
+        {%- set merge_sql = dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, data_columns, stream) -%}
+      {%- endif -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
     {%- endif -%}
   {%- endif -%}

@@ -1,25 +1,51 @@
 {#-- Shared by the stream materializations: checks of the model's output and the end of a run. --#}
 
-{#-- The model's output columns; refuses output lacking the columns a keyed stream needs. --#}
-{% macro stream_output_columns(stream, sql, keys) %}
+{#-- The model's output columns; refuses output lacking the columns a keyed stream needs: the key,
+     __change_type and what orders a key's changes (`sequence`, the sequence_by columns, or else
+     __commit_version). --#}
+{% macro stream_output_columns(stream, sql, keys, sequence=[]) %}
   {%- set columns = get_columns_in_query(sql) -%}
-  {%- set required = keys + ['__change_type', '__commit_version'] -%}
+  {%- set required = keys + sequence + ['__change_type'] + ([] if sequence else ['__commit_version']) -%}
   {%- set missing = [] -%}
   {%- for column in required if column not in columns -%}{%- do missing.append(column) -%}{%- endfor -%}
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
         ~ missing | join(', ') ~ ". A keyed stream model must keep its unique_key columns (" ~ keys | join(', ')
-        ~ "), __change_type and __commit_version; select them from the stream. Nothing was written.") }}
+        ~ ("), its sequence_by columns (" ~ sequence | join(', ') ~ ") and __change_type" if sequence else "), __change_type and __commit_version")
+        ~ "; select them from the stream. Nothing was written.") }}
   {%- endif -%}
   {{ return(columns) }}
 {% endmacro %}
 
 
-{#-- Refuses change rows whose key is NULL: they could match no target row. Returns how many
-     change rows the model read from the window. --#}
-{% macro check_stream_keys_not_null(stream, sql, keys) %}
-  {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys)).rows[0] -%}
+{#-- Refuses a stream_merge whose column configs name columns its output lacks:
+     target_exclude_columns, ignore_null_updates and the columns apply_as_deletes refers to. --#}
+{% macro check_stream_merge_columns(stream, columns, settings) %}
+  {%- set events = settings['events'] or {} -%}
+  {%- set named = [] -%}
+  {%- for column in settings['target_exclude_columns'] -%}{%- do named.append(['target_exclude_columns', column]) -%}{%- endfor -%}
+  {%- if events.get('ignore_null') is sequence and events.get('ignore_null') is not string -%}
+    {%- for column in events['ignore_null'] -%}{%- do named.append(['ignore_null_updates', column]) -%}{%- endfor -%}
+  {%- endif -%}
+  {%- if events.get('deletes') -%}
+    {%- for column in dbt_tablestream.expression_columns(events['deletes']) -%}{%- do named.append(['apply_as_deletes', column]) -%}{%- endfor -%}
+  {%- endif -%}
+  {%- set known = columns | map('lower') | list -%}
+  {%- for config_name, column in named if column | lower not in known -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the output of model "
+        ~ model.name ~ " (" ~ columns | join(', ') ~ ")" ~ (" in the expression " ~ events['deletes'] if config_name == 'apply_as_deletes' else "")
+        ~ ". Fix the config or select the column. Nothing was written.") }}
+  {%- endfor -%}
+{% endmacro %}
+
+
+{#-- Refuses change rows whose key is NULL, which could match no target row, and events whose
+     sequence is NULL, which no order can place. Returns how many change rows the model read
+     from the window. --#}
+{% macro check_stream_keys_not_null(stream, sql, keys, sequence=[]) %}
+  {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence)).rows[0] -%}
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
@@ -27,14 +53,26 @@
         ~ stream.after ~ ", " ~ stream.through ~ "] have a NULL unique_key (" ~ keys | join(', ') ~ "). "
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
+  {%- for column in sequence -%}
+    {%- if counts[2 + loop.index0] > 0 -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the window ("
+        ~ stream.after ~ ", " ~ stream.through ~ "] have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
+        ~ "Filter them out or give them a sequence in model " ~ model.name ~ "; nothing was written and the stream did not move.") }}
+    {%- endif -%}
+  {%- endfor -%}
   {{ return(counts[0] | int) }}
 {% endmacro %}
 
 
-{% macro stream_null_keys_sql(sql, keys) %}
+{% macro stream_null_keys_sql(sql, keys, sequence=[]) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
-  {{ return('select count(*) as rows_read, count_if(' ~ conditions | join(' or ') ~ ') as null_keys from (' ~ sql ~ ') as __tablestream_keys') }}
+  {%- set counts = ['count(*) as rows_read', 'count_if(' ~ conditions | join(' or ') ~ ') as null_keys'] -%}
+  {%- for column in sequence -%}
+    {%- do counts.append("count_if(__change_type <> 'UPDATE_BEFORE' and " ~ adapter.quote(column) ~ ' is null) as null_sequence_' ~ loop.index0) -%}
+  {%- endfor -%}
+  {{ return('select ' ~ counts | join(', ') ~ ' from (' ~ sql ~ ') as __tablestream_keys') }}
 {% endmacro %}
 
 

@@ -116,5 +116,74 @@
   {%- if not config.get('net_changes', true) -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": stream_merge always applies net changes (at most one change meets each target row); remove net_changes: false.") }}
   {%- endif -%}
-  {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns}) }}
+  {%- set target_exclude = config.get('target_exclude_columns', []) -%}
+  {%- if target_exclude is string or target_exclude is not sequence or target_exclude | reject('string') | list -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns takes a list of column names, got " ~ target_exclude) }}
+  {%- endif -%}
+  {%- set excluded_keys = keys | select('in', target_exclude) | list -%}
+  {%- if excluded_keys -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
+  {%- endif -%}
+  {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns,
+             'target_exclude_columns': target_exclude | list,
+             'events': dbt_tablestream.validate_stream_events_config(keys, target_exclude)}) }}
+{% endmacro %}
+
+
+{#-- The configs of a CDC event source (docs/architecture.md, "Event sources"): `sequence_by`,
+     `apply_as_deletes`, `ignore_null_updates`, `tombstone_retention`. Returns none without
+     `sequence_by`, otherwise {sequence, deletes, ignore_null, tombstone_retention}. --#}
+{% macro validate_stream_events_config(keys, target_exclude) %}
+  {%- set sequence_by = config.get('sequence_by', none) -%}
+  {%- set deletes = config.get('apply_as_deletes', none) -%}
+  {%- set ignore_null = config.get('ignore_null_updates', false) -%}
+  {%- set retention = config.get('tombstone_retention', none) -%}
+  {%- if config.get('apply_as_truncates', none) is not none -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": apply_as_truncates is not supported (README, section 'CDC event sources'). "
+        ~ "Apply a truncate as deletes of its keys with apply_as_deletes, or rebuild the target with --full-refresh.") }}
+  {%- endif -%}
+  {%- if sequence_by is none -%}
+    {%- set needing = [] -%}
+    {%- if deletes is not none -%}{%- do needing.append('apply_as_deletes') -%}{%- endif -%}
+    {%- if ignore_null not in [false, none] -%}{%- do needing.append('ignore_null_updates') -%}{%- endif -%}
+    {%- if retention is not none -%}{%- do needing.append('tombstone_retention') -%}{%- endif -%}
+    {%- if needing -%}
+      {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": " ~ needing | join(', ') ~ " order events by their sequence, so "
+          ~ ("it needs" if needing | length == 1 else "they need") ~ " sequence_by: the column (or list of columns) whose greatest value per key wins.") }}
+    {%- endif -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set sequence = [sequence_by] if sequence_by is string else sequence_by -%}
+  {%- if sequence is string or sequence is not sequence or sequence | length == 0 or sequence | reject('string') | list -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by must be a column name or a list of column names (compared in order), got " ~ sequence_by) }}
+  {%- endif -%}
+  {%- set keyed = sequence | select('in', keys) | list -%}
+  {%- if keyed -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by lists the unique_key column(s) " ~ keyed | join(', ') ~ "; the sequence orders the events of one key, so it must be other columns.") }}
+  {%- endif -%}
+  {%- set hidden = sequence | select('in', target_exclude) | list -%}
+  {%- if hidden -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the sequence_by column(s) " ~ hidden | join(', ')
+        ~ ". The target keeps each row's sequence, which is how a late event is recognised as older (README, section 'CDC event sources'); exclude the event's other columns, such as its operation.") }}
+  {%- endif -%}
+  {%- if deletes is not none and (deletes is not string or not deletes | trim) -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": apply_as_deletes must be a SQL boolean expression over the model's columns, such as op = 'd', got " ~ deletes) }}
+  {%- endif -%}
+  {%- if ignore_null is sequence and ignore_null is not string -%}
+    {%- if not ignore_null or ignore_null | reject('string') | list -%}
+      {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": ignore_null_updates takes true, false or a non-empty list of column names, got " ~ ignore_null) }}
+    {%- endif -%}
+    {%- set ignore_null = ignore_null | list -%}
+  {%- elif ignore_null in [true, false, none] -%}
+    {%- set ignore_null = ignore_null or false -%}
+  {%- else -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid ignore_null_updates " ~ ignore_null ~ ". Accepted values: true (every column), false (the default), a list of column names.") }}
+  {%- endif -%}
+  {%- set retention = retention or '7 days' -%}
+  {%- set parsed = modules.re.fullmatch('\\s*(\\d+)\\s+(day|days|hour|hours|minute|minutes)\\s*', retention | string) -%}
+  {%- if not parsed -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid tombstone_retention '" ~ retention ~ "'. Accepted values: a whole number of days, hours or minutes, such as '7 days' (the default) or '36 hours'.") }}
+  {%- endif -%}
+  {{ return({'sequence': sequence | list, 'deletes': deletes, 'ignore_null': ignore_null,
+             'tombstone_retention': parsed.group(1) ~ ' ' ~ parsed.group(2)}) }}
 {% endmacro %}

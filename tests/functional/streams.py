@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
+from hypothesis import HealthCheck, settings
 
 from tests.functional.dbt_project_helper import DbtProject
 from tests.functional.local import (
@@ -30,6 +32,18 @@ ROW_TRACKING = {TRACKING["changes"]: "true"}
 # are opt-in (`-m changes_full`): the suite's 30 minutes cannot hold them, and test_changes_read
 # and the property test cover the changelog read in the default suite (README, "Tests").
 STREAM_READS_FULL = ["table_changes", pytest.param("changes", marks=pytest.mark.changes_full)]
+
+
+def property_settings(examples: int) -> settings:
+    """Hypothesis settings of a property test over dbt runs: ``examples`` in the default suite,
+    or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds."""
+    return settings(
+        max_examples=int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", str(examples))),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    )
+
+
 PEOPLE = pa.schema([("id", pa.int32()), ("name", pa.string()), ("age", pa.int32())])
 
 

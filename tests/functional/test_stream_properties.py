@@ -12,7 +12,6 @@ longer soak:
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -22,7 +21,7 @@ from deltalake import DeltaTable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional.streams import StreamBench, stream_model
+from tests.functional.streams import StreamBench, property_settings, stream_model
 
 KEYS = st.integers(min_value=0, max_value=5)
 AGES = st.integers(min_value=0, max_value=99)
@@ -114,14 +113,8 @@ def check_history(
                 pinned, touched = latest, set()
 
 
-EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "5"))
-# stream_read: changes runs fewer in the default suite: its sources are written by Spark, which is slower.
-CHANGES_EXAMPLES = int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", "2"))
-PROPERTY_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-)
+PROPERTY_SETTINGS = property_settings(5)
+EXAMPLES = PROPERTY_SETTINGS.max_examples
 
 
 @PROPERTY_SETTINGS
@@ -130,7 +123,8 @@ def test_random_histories_merge_and_log_exactly(history: tuple) -> None:
     check_history(*history)
 
 
-@settings(PROPERTY_SETTINGS, max_examples=CHANGES_EXAMPLES)
+# stream_read: changes runs fewer in the default suite: its sources are written by Spark, which is slower.
+@property_settings(2)
 @given(history=HISTORY)
 def test_random_histories_read_through_changes_merge_and_log_exactly(history: tuple) -> None:
     """The same oracle with stream_read: changes (Delta's changelog over row tracking)."""

@@ -207,7 +207,7 @@ class ModelRender:
     def stream(self, first: bool) -> dict[str, Any]:
         """The stream as resolve_stream pins it, for the first run or a later one."""
         start_at = self.config.get("start_at", "snapshot")
-        name = self.config.get("stream_name") or f"{self.node.name}__app_orders"
+        name = self.config.get("stream_name") or f"{self.node.name}__app_{self.source.identifier}"
         after = NEXT_RUN_AFTER
         snapshot = False
         if first:
@@ -276,22 +276,53 @@ class ModelRender:
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
     ) -> Iterator[Statement]:
         settings = self.package["validate_stream_merge_config"]()
-        data_columns = [column for column in self.output_columns if column not in STREAM_COLUMNS]
+        events = settings["events"]
+        sequence = list(events["sequence"]) if events else []
+        excluded = [*STREAM_COLUMNS, *settings["target_exclude_columns"]]
+        data_columns = [column for column in self.output_columns if column not in excluded]
         soft = settings["delete_mode"] == "soft"
         if stream["view"] is not None:
-            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys))
-        netted = self.call("net_changes_sql", compiled, keys, self.output_columns)
+            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, sequence))
+        if events:
+            tombstones = (
+                self.call("stream_tombstones_relation", self.this) if settings["delete_mode"] == "hard" else None
+            )
+            applied = [] if first else [self.this, *([tombstones] if tombstones is not None else [])]
+            netted = self.call("sequenced_changes_sql", compiled, keys, self.output_columns, events, applied)
+            if tombstones is not None:
+                retention = events["tombstone_retention"]
+                yield statement(
+                    "tombstones",
+                    self.call("stream_tombstones_sql", tombstones, netted, keys, sequence, retention, first),
+                )
+        else:
+            netted = self.call("net_changes_sql", compiled, keys, self.output_columns)
         if first:
             build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft, keys)
             yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
             return
-        source_sql = self.call(
-            "stream_merge_source_sql", netted, data_columns, "__commit_timestamp" in self.output_columns
-        )
         update_columns = settings["update_columns"]
         if update_columns is None:
             excluded = settings["exclude_columns"] or []
             update_columns = [column for column in data_columns if column not in excluded]
+        if events:
+            merge_sql = self.call(
+                "stream_events_merge_sql",
+                self.this,
+                netted,
+                keys,
+                settings["delete_mode"],
+                update_columns,
+                data_columns,
+                events,
+                tombstones,
+                self.output_columns,
+            )
+            yield statement("write", merge_sql)
+            return
+        source_sql = self.call(
+            "stream_merge_source_sql", netted, data_columns, "__commit_timestamp" in self.output_columns
+        )
         yield statement(
             "write",
             self.call(

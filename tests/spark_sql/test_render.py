@@ -26,7 +26,7 @@ def rendered(renderer: SparkRenderer) -> dict[str, list[Statement]]:
 
 def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Statement]]) -> None:
     materializations = {model: statements for model, statements in rendered.items()}
-    assert len(materializations) == 9
+    assert len(materializations) == 10
     steps = {statement.step for statements in rendered.values() for statement in statements}
     assert {
         "source_state",
@@ -42,6 +42,7 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "offsets_append",
         "pause_point",
         "changelog_session",
+        "tombstones",
     } <= steps
     sql = "\n".join(statement.sql for statements in rendered.values() for statement in statements)
     for fragment in (
@@ -57,6 +58,9 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "target._deleted = true",
         "where _change_type = 'insert'",
         "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')",
+        "merge into analytics.order_events_current__tablestream_tombstones as target",
+        "when not matched by source and target.__tablestream_recorded_at < current_timestamp() - interval 7 days then delete",
+        "then `status` end, true) over (partition by `order_id` order by __tablestream_order",
     ):
         assert fragment in sql, fragment
 
