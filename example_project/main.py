@@ -16,6 +16,10 @@ Beside it, a landing folder of JSON files is loaded incrementally: the directory
 `landing_files` lists it, `landing_file_events` logs its file events, and `landing_loaded` reads
 only the files that arrived or were replaced (a replaced file's old records and a removed file's
 records go away); `landing_orders` flattens the records.
+
+And a CDC feed: `app.order_events` receives order events from the realtime writer in APPEND_ONLY
+mode, out of order, with a redelivered duplicate and a late event after a delete. The stream_merge
+model `order_events_current` keeps, per order, the event with the greatest sequence.
 """
 
 from __future__ import annotations
@@ -92,16 +96,62 @@ def show_landing() -> None:
     events = DeltaTable(str(WAREHOUSE / "analytics.db" / "landing_file_events")).to_pyarrow_table().to_pylist()
     print(f"\n== analytics.landing_file_events (a stream on the directory table landing_files): {len(events)} events")
     for row in sorted(events, key=lambda r: (r["__commit_version"], r["relative_path"], r["__change_type"])):
-        print(f"   {row['__change_type']:<13} v{row['__commit_version']:<3} {row['relative_path']:<16} {row['size']} bytes")
+        print(
+            f"   {row['__change_type']:<13} v{row['__commit_version']:<3} {row['relative_path']:<16} {row['size']} bytes"
+        )
     loaded = DeltaTable(str(WAREHOUSE / "analytics.db" / "landing_loaded")).to_pyarrow_table().to_pylist()
-    rows = sorted((row["relative_path"], record["order_id"], record["customer"], record["amount"])
-                  for row in loaded for record in row["records"])
+    rows = sorted(
+        (row["relative_path"], record["order_id"], record["customer"], record["amount"])
+        for row in loaded
+        for record in row["records"]
+    )
     print(f"\n== analytics.landing_orders (the current files' records only): {len(rows)} rows")
     for relative_path, order_id, customer, amount in rows:
         print(f"   {relative_path:<16} order {order_id} {customer:<6} {amount:>8}")
     expected = [("partner_a.json", 101, "Erin", 125.0), ("partner_c.json", 301, "Heidi", 9.99)]
     if rows != expected:
         sys.exit(f"landing_orders holds {rows}, expected {expected}")
+
+
+# Order events: (order_id, op, seq, status, amount). A NULL amount is a partial update.
+EVENTS_BEFORE = [(1, "c", 1, "placed", "1000.00"), (2, "c", 2, "placed", "2000.00"), (1, "u", 3, "paid", None)]
+EVENTS_AFTER = [
+    # One flush, out of order: order 2's seq 6 arrives before its seq 4; order 1 is deleted.
+    [(2, "u", 6, "shipped", None), (3, "c", 5, "placed", "300.00"), (2, "u", 4, "paid", None), (1, "d", 7, None, None)],
+    # The next flush: a late event for order 1 (seq 5, older than its delete), order 2's seq 4
+    # delivered again, and order 3 paid.
+    [(1, "u", 5, "late", "1.00"), (2, "u", 4, "paid", None), (3, "u", 8, "paid", None)],
+]
+
+
+def send_events(flushes: list[list[tuple]]) -> None:
+    """Each list is one flush of the realtime writer in APPEND_ONLY mode: one Delta commit."""
+    with connect(warehouse=WAREHOUSE) as conn:
+        writer = conn.get_realtime_stream(
+            "app", "order_events", operate=RealtimeOperation.APPEND_ONLY, options=SYNC_WRITES
+        )
+        for flush in flushes:
+            for order_id, op, seq, status, amount in flush:
+                row = writer.create_row(RowOperator.INSERT).set_value("order_id", order_id).set_value("op", op)
+                row.set_value("seq", seq).set_value("status", status)
+                row.set_value("amount", Decimal(amount) if amount is not None else None)
+                writer.apply(row)
+            writer.flush()
+
+
+def show_order_events() -> None:
+    current = DeltaTable(str(WAREHOUSE / "analytics.db" / "order_events_current")).to_pyarrow_table().to_pylist()
+    rows = sorted((row["order_id"], row["seq"], row["status"], str(row["amount"])) for row in current)
+    print(
+        f"\n== analytics.order_events_current (stream_merge with sequence_by over app.order_events): {len(rows)} rows"
+    )
+    for order_id, seq, status, amount in rows:
+        print(f"   order {order_id} seq {seq:<2} {status:<8} {amount:>8}")
+    # Order 1 was deleted at seq 7, and its late seq 5 did not bring it back; order 2 is at seq 6
+    # whatever arrived after; order 3's partial update kept its amount.
+    expected = [(2, 6, "shipped", "2000.00"), (3, 8, "paid", "300.00")]
+    if rows != expected:
+        sys.exit(f"order_events_current holds {rows}, expected {expected}")
 
 
 def main() -> None:
@@ -118,6 +168,7 @@ def main() -> None:
         orders([(1, "Alice", "1000.00", "placed"), (2, "Bob", "2000.00", "placed"), (3, "Carol", "500.00", "shipped")]),
         mode="append",
     )
+    send_events([EVENTS_BEFORE])
     dbt("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}")
     dbt("build")
     show_appended("first run (snapshot of the source)", None)
@@ -146,9 +197,11 @@ def main() -> None:
     land("partner_a.json", [(101, "Erin", 125.0)])
     (LANDING / "partner_b.json").unlink()
     land("partner_c.json", [(301, "Heidi", 9.99)])
+    send_events(EVENTS_AFTER)
     dbt("build")
     show_appended("second run (only what changed in between)", log_version)
     show_landing()
+    show_order_events()
 
     current = DeltaTable(str(WAREHOUSE / "analytics.db" / "orders_current")).to_pyarrow_table().to_pylist()
     mirrored = sorted(current, key=lambda r: r["order_id"]) == sorted(

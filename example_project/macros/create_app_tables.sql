@@ -5,5 +5,8 @@
 {% macro create_app_tables() %}
   {% do run_query("create schema if not exists app") %}
   {% do run_query("create table if not exists app.orders (order_id bigint, customer string, amount decimal(10,2), status string) using delta") %}
-  {{ log("app.orders is ready", info=True) }}
+  {#-- A table of order events (a CDC feed, append-only): written by the realtime writer in
+       APPEND_ONLY mode, read by the stream_merge model order_events_current. --#}
+  {% do run_query("create table if not exists app.order_events (order_id bigint, op string, seq bigint, status string, amount decimal(10,2)) using delta tblproperties (delta.enableChangeDataFeed = true)") %}
+  {{ log("app.orders and app.order_events are ready", info=True) }}
 {% endmacro %}

@@ -186,7 +186,12 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     assert dbt("build").success
     streams = status(project, capsys)
     orders_streams = {"orders_changes__app_orders", "orders_current__app_orders"}
-    assert set(streams) == orders_streams | {"landing_file_events__landing_files", "landing_loaded__landing_files"}
+    others = {
+        "landing_file_events__landing_files",
+        "landing_loaded__landing_files",
+        "order_events_current__app_order_events",
+    }
+    assert set(streams) == orders_streams | others
     assert all(entry["lag_versions"] == 0 and entry["stale"] is False for entry in streams.values())
 
     write_deltalake(str(source), orders([(3, "Carol", "500.00", "placed")]), mode="append")
@@ -201,7 +206,7 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     assert outcomes["orders_changes_lag_within_a_day"] == ("pass", 0), outcomes
     assert outcomes["orders_changes_lag_within_no_time"] == ("fail", 1), outcomes
     passing = [name for name in outcomes if "stream_not_stale" in name or "mirrors_source" in name]
-    assert len(passing) == 3 and all(outcomes[name][0] == "pass" for name in passing), outcomes
+    assert len(passing) == 4 and all(outcomes[name][0] == "pass" for name in passing), outcomes
 
     DeltaTable(str(project / "warehouse" / "analytics.db" / "orders_current")).update(
         updates={"amount": "amount + 1"}, predicate="order_id = 1"
