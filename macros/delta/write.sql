@@ -136,7 +136,8 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
      target as one Delta commit carrying the stream's marker (docs/architecture.md, "Event
      sources"). An event changes a row only if its sequence is greater than the row's; it inserts a
      key only if it is newer than the key's tombstone (`tombstones`, delete_mode hard). A soft
-     delete keeps the delete's sequence on the row, so it is the tombstone. --#}
+     delete keeps the delete's sequence on the row, so it is the tombstone; a delete of a key the
+     target does not hold inserts it soft-deleted, for the same reason. --#}
 {% macro stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
   {{ return(adapter.dispatch('stream_events_merge_sql', 'dbt_tablestream')(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns)) }}
 {% endmacro %}
@@ -160,9 +161,11 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
   {%- if soft -%}
     {%- do assignments.extend(['target._deleted = false', 'target._deleted_version = null', 'target._deleted_at = null']) -%}
   {%- endif -%}
-  {%- set deleted = ['target._deleted = true',
-                     'target._deleted_version = ' ~ ('source.__commit_version' if '__commit_version' in has_columns else 'null'),
-                     'target._deleted_at = ' ~ ('source.__commit_timestamp' if '__commit_timestamp' in has_columns else 'null')] -%}
+  {%- set deleted_values = ['true',
+                            'source.__commit_version' if '__commit_version' in has_columns else 'null',
+                            'source.__commit_timestamp' if '__commit_timestamp' in has_columns else 'null'] -%}
+  {%- set deleted = ['target._deleted = ' ~ deleted_values[0], 'target._deleted_version = ' ~ deleted_values[1],
+                     'target._deleted_at = ' ~ deleted_values[2]] -%}
   {%- for column in sequence -%}
     {%- do deleted.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
   {%- endfor -%}
@@ -188,6 +191,11 @@ when matched and source.__change_type = 'DELETE' and {{ newer }} then update set
 {%- endif %}
 when matched and source.__change_type <> 'DELETE' and {{ newer }} then update set
   {{ assignments | join(',\n  ') }}
+{%- if soft %}
+when not matched and source.__change_type = 'DELETE' then
+  insert ({{ dbt_tablestream.quoted_columns(insert_columns) }}, _deleted, _deleted_version, _deleted_at)
+  values ({{ dbt_tablestream.prefixed_columns(insert_columns, 'source') }}, {{ deleted_values | join(', ') }})
+{%- endif %}
 when not matched and source.__change_type <> 'DELETE'
   {%- if tombstones is not none %} and (source.__tablestream_tombstone is null or {{ dbt_tablestream.sequence_value(sequence, 'source') }} > source.__tablestream_tombstone){% endif %} then
   insert ({{ (dbt_tablestream.quoted_columns(insert_columns) ~ (', _deleted, _deleted_version, _deleted_at' if soft else '')) }})

@@ -55,7 +55,8 @@
     {%- endif -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if rebuild -%}
-      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys) -%}
+      {#-- With sequence_by, a soft-deleted row is the key's tombstone, so a delete builds one too. --#}
+      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys, columns if events else none) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
@@ -92,16 +93,24 @@
 {% endmaterialization %}
 
 
-{#-- The target of a first run or a reset: the net rows that exist at the window's end, written in
+{#-- The target of a first run or a reset: the net rows that exist at the window's end (with
+     `deleted_columns`, the model's columns, for sequence_by: under delete_mode soft also the
+     deleted keys, as soft-deleted rows, since they are the tombstones), written in
      key order. Netting shuffles rows by a hash of the key, so without the order every file would
      hold keys from the whole range and every later MERGE would rewrite every file; in key order a
      MERGE rewrites only the files whose key ranges changed (docs/architecture.md, "Cost"). --#}
-{% macro stream_merge_build_sql(netted, data_columns, soft, keys) %}
+{% macro stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
   {%- set build_sql -%}
 select {{ dbt_tablestream.quoted_columns(data_columns) }}
-{%- if soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
+{%- if soft and deleted_columns is not none %},
+  __change_type = 'DELETE' as _deleted,
+  case when __change_type = 'DELETE' then {{ '__commit_version' if '__commit_version' in deleted_columns else 'null' }} end as _deleted_version,
+  case when __change_type = 'DELETE' then {{ '__commit_timestamp' if '__commit_timestamp' in deleted_columns else 'cast(null as timestamp)' }} end as _deleted_at
+{%- elif soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
 from ({{ netted }}) as __tablestream_net
+{%- if deleted_columns is none or not soft %}
 where __change_type in ('INSERT', 'UPDATE_AFTER')
+{%- endif %}
 order by {{ dbt_tablestream.quoted_columns(keys) }}
   {%- endset -%}
   {{ return(build_sql) }}

@@ -126,14 +126,14 @@
   {%- endif -%}
   {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns,
              'target_exclude_columns': target_exclude | list,
-             'events': dbt_tablestream.validate_stream_events_config(keys, target_exclude)}) }}
+             'events': dbt_tablestream.validate_stream_events_config(keys, target_exclude, delete_mode)}) }}
 {% endmacro %}
 
 
 {#-- The configs of a CDC event source (docs/architecture.md, "Event sources"): `sequence_by`,
      `apply_as_deletes`, `ignore_null_updates`, `tombstone_retention`. Returns none without
      `sequence_by`, otherwise {sequence, deletes, ignore_null, tombstone_retention}. --#}
-{% macro validate_stream_events_config(keys, target_exclude) %}
+{% macro validate_stream_events_config(keys, target_exclude, delete_mode='hard') %}
   {%- set sequence_by = config.get('sequence_by', none) -%}
   {%- set deletes = config.get('apply_as_deletes', none) -%}
   {%- set ignore_null = config.get('ignore_null_updates', false) -%}
@@ -161,6 +161,11 @@
   {%- if keyed -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by lists the unique_key column(s) " ~ keyed | join(', ') ~ "; the sequence orders the events of one key, so it must be other columns.") }}
   {%- endif -%}
+  {%- set stream_columns = sequence | select('in', ['__change_type', '__commit_version', '__commit_timestamp']) | list -%}
+  {%- if stream_columns -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by lists the stream column(s) " ~ stream_columns | join(', ')
+        ~ ", which the target does not keep. Select it as a column of your own (such as __commit_version as commit_seq) and name that.") }}
+  {%- endif -%}
   {%- set hidden = sequence | select('in', target_exclude) | list -%}
   {%- if hidden -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the sequence_by column(s) " ~ hidden | join(', ')
@@ -184,6 +189,6 @@
   {%- if not parsed -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid tombstone_retention '" ~ retention ~ "'. Accepted values: a whole number of days, hours or minutes, such as '7 days' (the default) or '36 hours'.") }}
   {%- endif -%}
-  {{ return({'sequence': sequence | list, 'deletes': deletes, 'ignore_null': ignore_null,
+  {{ return({'sequence': sequence | list, 'deletes': deletes, 'ignore_null': ignore_null, 'ignore_deletes': delete_mode == 'ignore',
              'tombstone_retention': parsed.group(1) ~ ' ' ~ parsed.group(2)}) }}
 {% endmacro %}

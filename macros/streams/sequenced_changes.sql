@@ -11,6 +11,9 @@
      as from net changes. Whether it changes the target is decided by the MERGE, which compares its
      sequence with the one the target (or a tombstone) already holds (stream_events_merge_sql).
 
+     With delete_mode ignore, deletes are dropped before the ranking: they are not applied, so
+     they must not hide the upserts before them.
+
      With `ignore_null_updates`, a NULL in an upsert keeps the value before it. Events the target
      already holds a newer or equal sequence for (`applied`: the target and the tombstones) are
      dropped first, so a late event cannot lend a value. A column then takes the newest non-NULL
@@ -40,16 +43,25 @@ with __tablestream_events as (
 ), __tablestream_ordered as (
   select __tablestream_event.*, named_struct({{ order_fields | join(', ') }}) as __tablestream_order
   from __tablestream_events as __tablestream_event
-  {%- if carried and applied %}
+  {%- set prefilter = carried and applied %}
+  {%- if prefilter %}
     {%- for relation in applied %}
   left join {{ relation }} as __tablestream_applied{{ loop.index0 }} on {{ dbt_tablestream.keys_match(keys, '__tablestream_applied' ~ loop.index0, '__tablestream_event') }}
     {%- endfor %}
-  where case
+  {%- endif %}
+  {%- set conditions = ['not __tablestream_event.__tablestream_delete'] if events['ignore_deletes'] else [] %}
+  {%- if prefilter %}
+    {%- set newer_than_applied %}case
     {%- for relation in applied %}
     when __tablestream_applied{{ loop.index0 }}.{{ adapter.quote(keys[0]) }} is not null
       then {{ dbt_tablestream.sequence_value(sequence, '__tablestream_event') }} > {{ dbt_tablestream.sequence_value(sequence, '__tablestream_applied' ~ loop.index0) }}
     {%- endfor %}
     else true end
+    {%- endset %}
+    {%- do conditions.append(newer_than_applied) %}
+  {%- endif %}
+  {%- if conditions %}
+  where {{ conditions | join(' and ') }}
   {%- endif %}
 ), __tablestream_ranked as (
   select *,
@@ -123,7 +135,7 @@ where __tablestream_newest = 1
     {%- do found.append(quoted | replace('``', '`')) -%}
   {%- endfor -%}
   {%- set text = modules.re.sub('`(?:[^`]|``)+`', ' ', text) -%}
-  {%- for word in modules.re.findall('(?<![\\w.])([A-Za-z_][A-Za-z0-9_]*)(?!\\s*\\()', text) if word | lower not in words -%}
+  {%- for word in modules.re.findall('(?<![\\w.])([A-Za-z_][A-Za-z0-9_]*)\\b(?!\\s*\\()', text) if word | lower not in words -%}
     {%- do found.append(word) -%}
   {%- endfor -%}
   {{ return(found | unique | list) }}

@@ -52,17 +52,19 @@ def events_model(config: str, source: str = "events") -> str:
 class EventOracle:
     """The target a stream_merge over events should hold: per key, events newer than the one
     applied are applied in sequence order, one window (run) at a time. A delete leaves a
-    tombstone; a NULL in an upsert keeps the stored value of the ``ignore_null`` columns."""
+    tombstone; a NULL in an upsert keeps the stored value of the ``ignore_null`` columns. With
+    ``ignore_deletes`` (delete_mode ignore) deletes are not events at all."""
 
-    def __init__(self, ignore_null: tuple[str, ...] = ()) -> None:
+    def __init__(self, ignore_null: tuple[str, ...] = (), ignore_deletes: bool = False) -> None:
         self.ignore_null = ignore_null
+        self.ignore_deletes = ignore_deletes
         self.rows: dict[int, dict[str, Any]] = {}
         self.applied: dict[int, int] = {}
 
     def run(self, window: list[Event]) -> None:
         for event in sorted(window, key=lambda event: (event.seq, event.is_delete)):
             assert event.seq is not None
-            if event.seq <= self.applied.get(event.id, -1):
+            if event.seq <= self.applied.get(event.id, -1) or (event.is_delete and self.ignore_deletes):
                 continue
             self.applied[event.id] = event.seq
             if event.is_delete:
@@ -76,6 +78,10 @@ class EventOracle:
                     for column, value in values.items()
                 }
             self.rows[event.id] = {"seq": event.seq, **values}
+
+    def tombstones(self) -> set[tuple[int, int]]:
+        """(key, sequence) of every key whose newest applied event is a delete."""
+        return {(key, seq) for key, seq in self.applied.items() if key not in self.rows}
 
     def target(self) -> Counter[tuple[Any, ...]]:
         return Counter((key, row["seq"], row["name"], row["age"]) for key, row in self.rows.items())

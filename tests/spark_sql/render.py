@@ -298,7 +298,8 @@ class ModelRender:
         else:
             netted = self.call("net_changes_sql", compiled, keys, self.output_columns)
         if first:
-            build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft, keys)
+            deleted_columns = self.output_columns if events else None
+            build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft, keys, deleted_columns)
             yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
             return
         update_columns = settings["update_columns"]

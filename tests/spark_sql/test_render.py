@@ -120,3 +120,19 @@ def test_delta_grammar_check_rejects_what_delta_rejects(sql: str, accepted: bool
     except Exception:  # a ValueError or Spark's ParseException
         result = False
     assert result is accepted
+
+
+@pytest.mark.parametrize(
+    "expression, columns",
+    [
+        ("op = 'd'", ["op"]),
+        ("lower(`Op`) in ('d', 'delete') or payload.kind = \"x\"", ["Op", "payload"]),
+        ("opp = 'd' or `age` < 0 and deleted is not null", ["opp", "age", "deleted"]),
+        ("case when op = 'd' then true else false end and ts > current_timestamp() - interval 1 day", ["op", "ts"]),
+    ],
+)
+def test_apply_as_deletes_columns_are_found_outside_literals_and_functions(
+    expression: str, columns: list[str], renderer: SparkRenderer
+) -> None:
+    found = renderer.model("order_events_current").call("expression_columns", expression)
+    assert sorted(found) == sorted(columns)
