@@ -4,7 +4,17 @@
 
 {#-- Delta's own grammar: (DESC | DESCRIBE) HISTORY table (LIMIT n)?; newest commit first. --#}
 {% macro spark__describe_history_sql(relation, limit) %}
-  {{ return('describe history ' ~ relation ~ (' limit ' ~ limit if limit is not none else '')) }}
+  {{ return('describe history ' ~ dbt_tablestream.delta_table_name(relation) ~ (' limit ' ~ limit if limit is not none else '')) }}
+{% endmacro %}
+
+
+{#-- The relation's name with each part quoted: Delta's grammar takes a word such as `history` in an
+     unquoted name (a model named history) for its own, and fails. A name given as text is kept. --#}
+{% macro delta_table_name(relation) %}
+  {%- if relation is string or relation.identifier is not defined -%}{{ return(relation | string) }}{%- endif -%}
+  {%- set parts = [] -%}
+  {%- for part in [relation.schema, relation.identifier] if part -%}{%- do parts.append(adapter.quote(part)) -%}{%- endfor -%}
+  {{ return(parts | join('.')) }}
 {% endmacro %}
 
 

@@ -216,3 +216,38 @@ when not matched and source.__change_type <> 'DELETE'
   {%- for column in columns -%}{%- do prefixed.append(alias ~ '.' ~ adapter.quote(column)) -%}{%- endfor -%}
   {{ return(prefixed | join(', ')) }}
 {% endmacro %}
+
+
+{#-- SQL that MERGEs a window's versions (history_versions_sql) into an SCD type 2 target as one
+     Delta commit carrying the stream's marker (docs/architecture.md, "History"). A version with the
+     dbt_scd_id of a target row is that key's open row, closed or updated in place; every other
+     version is new. Only open rows can match, so files holding only closed versions are skipped. --#}
+{% macro stream_history_merge_sql(target, versions, data_columns, history) %}
+  {{ return(adapter.dispatch('stream_history_merge_sql', 'dbt_tablestream')(target, versions, data_columns, history)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_history_merge_sql(target, versions, data_columns, history) %}
+  {%- set columns = data_columns + dbt_tablestream.history_columns(history) -%}
+  {%- set assignments = [] -%}
+  {%- for column in columns if column not in ['dbt_scd_id', 'dbt_valid_from'] -%}
+    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+  {%- endfor -%}
+  {%- set merge_sql -%}
+merge into {{ target }} as target
+using (
+{{ versions }}
+) as source
+on target.dbt_scd_id = source.dbt_scd_id and target.dbt_valid_to is null
+when matched then update set
+  {{ assignments | join(',\n  ') }}
+when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
+  values ({{ dbt_tablestream.prefixed_columns(columns, 'source') }})
+  {%- endset -%}
+  {{ return(merge_sql) }}
+{% endmacro %}
+
+
+{% macro default__stream_history_merge_sql(target, versions, data_columns, history) %}
+  {{ dbt_tablestream.engine_not_supported('stream_history_merge_sql') }}
+{% endmacro %}

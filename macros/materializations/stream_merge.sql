@@ -4,24 +4,29 @@
      window (start_at snapshot: the source's current rows), so the target mirrors the source.
      With `sequence_by` the source is a CDC event source: per key the newest event by sequence
      wins, within the window and against what the target already holds (docs/architecture.md,
-     "Event sources"). --#}
+     "Event sources"). With `scd_type: 2` the target keeps every version of each key instead of its
+     current row, with dbt snapshot's columns (docs/architecture.md, "History"). --#}
 {% materialization stream_merge, default %}
   {%- set settings = dbt_tablestream.validate_stream_merge_config() -%}
   {%- set keys = settings['keys'] -%}
   {%- set events = settings['events'] -%}
+  {%- set history = settings['history'] -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
   {%- set sequence = events['sequence'] if events else [] -%}
-  {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys, sequence) -%}
+  {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys, sequence, history is not none) -%}
   {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, settings) -%}
   {%- set data_columns = [] -%}
   {%- for column in columns if column not in ['__change_type', '__commit_version', '__commit_timestamp'] + settings['target_exclude_columns'] -%}
     {%- do data_columns.append(column) -%}
   {%- endfor -%}
   {%- set soft = settings['delete_mode'] == 'soft' -%}
-  {%- set tombstones = dbt_tablestream.stream_tombstones_relation(target_relation) if events and settings['delete_mode'] == 'hard' else none -%}
+  {%- set tombstones = dbt_tablestream.stream_tombstones_relation(target_relation) if events and settings['delete_mode'] == 'hard' and not history else none -%}
+  {%- if history -%}
+    {%- do history.update({'tracked': dbt_tablestream.history_tracked_columns(stream, history, data_columns, keys, sequence)}) -%}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -40,7 +45,9 @@
     {%- if stream.view is not none -%}
       {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, sequence) -%}
     {%- endif -%}
-    {%- if events -%}
+    {%- if history -%}
+      {%- set changes = dbt_tablestream.history_versions_sql(compiled_code, keys, columns, data_columns, history, events, none if rebuild else existing_relation) -%}
+    {%- elif events -%}
       {%- set tombstones_exist = tombstones is not none and not rebuild
                                  and adapter.get_relation(tombstones.database, tombstones.schema, tombstones.identifier) is not none -%}
       {%- set applied = [] if rebuild else [existing_relation] + ([tombstones] if tombstones_exist else []) -%}
@@ -54,13 +61,20 @@
       {%- set changes = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
     {%- endif -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
-    {%- if rebuild -%}
+    {%- if rebuild and history -%}
+      {%- set build_sql = dbt_tablestream.stream_history_build_sql(changes, keys) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
+    {%- elif rebuild -%}
       {#-- With sequence_by, a soft-deleted row is the key's tombstone, so a delete builds one too. --#}
       {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys, columns if events else none) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
+        {%- if history -%}
+        {{ changes }}
+        {%- else -%}
         select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ changes }}) as __tablestream_net where __change_type <> 'DELETE'
+        {%- endif -%}
       {%- endset -%}
       {#-- 'ignore' compares nothing, so it needs no view of the output. --#}
       {%- if on_schema_change != 'ignore' -%}
@@ -75,7 +89,9 @@
       {%- if update_columns is none -%}
         {%- set update_columns = data_columns | reject('in', settings['exclude_columns'] or []) | list -%}
       {%- endif -%}
-      {%- if events -%}
+      {%- if history -%}
+        {%- set merge_sql = dbt_tablestream.stream_history_merge_sql(target_relation, changes, data_columns, history) -%}
+      {%- elif events -%}
         {%- set merge_sql = dbt_tablestream.stream_events_merge_sql(target_relation, changes, keys, settings['delete_mode'], update_columns, data_columns, events, tombstones, columns) -%}
       {%- else -%}
         {%- set merge_source = dbt_tablestream.stream_merge_source_sql(changes, data_columns, '__commit_timestamp' in columns) -%}
@@ -114,6 +130,13 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
 order by {{ dbt_tablestream.quoted_columns(keys) }}
   {%- endset -%}
   {{ return(build_sql) }}
+{% endmacro %}
+
+
+{#-- The target of a first run or reset of an SCD type 2 stream_merge: the window's versions
+     (history_versions_sql), in key order and each key's versions in time order. --#}
+{% macro stream_history_build_sql(versions, keys) %}
+  {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by ' ~ dbt_tablestream.quoted_columns(keys) ~ ', dbt_valid_from') }}
 {% endmacro %}
 
 

@@ -2,17 +2,19 @@
 
 {#-- The model's output columns; refuses output lacking the columns a keyed stream needs: the key,
      __change_type and what orders a key's changes (`sequence`, the sequence_by columns, or else
-     __commit_version). --#}
-{% macro stream_output_columns(stream, sql, keys, sequence=[]) %}
+     __commit_version, and __commit_timestamp when it dates versions: `timed`). --#}
+{% macro stream_output_columns(stream, sql, keys, sequence=[], timed=false) %}
   {%- set columns = get_columns_in_query(sql) -%}
-  {%- set required = keys + sequence + ['__change_type'] + ([] if sequence else ['__commit_version']) -%}
+  {%- set required = keys + sequence + ['__change_type'] + ([] if sequence else ['__commit_version'] + (['__commit_timestamp'] if timed else [])) -%}
   {%- set missing = [] -%}
   {%- for column in required if column not in columns -%}{%- do missing.append(column) -%}{%- endfor -%}
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
         ~ missing | join(', ') ~ ". A keyed stream model must keep its unique_key columns (" ~ keys | join(', ')
-        ~ ("), its sequence_by columns (" ~ sequence | join(', ') ~ ") and __change_type" if sequence else "), __change_type and __commit_version")
+        ~ ("), its sequence_by columns (" ~ sequence | join(', ') ~ ") and __change_type" if sequence
+           else "), __change_type, __commit_version and __commit_timestamp (an SCD type 2 version starts at it)" if timed
+           else "), __change_type and __commit_version")
         ~ "; select them from the stream. Nothing was written.") }}
   {%- endif -%}
   {{ return(columns) }}

@@ -124,9 +124,87 @@
   {%- if excluded_keys -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
   {%- endif -%}
+  {%- set events = dbt_tablestream.validate_stream_events_config(keys, target_exclude, delete_mode) -%}
   {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns,
-             'target_exclude_columns': target_exclude | list,
-             'events': dbt_tablestream.validate_stream_events_config(keys, target_exclude, delete_mode)}) }}
+             'target_exclude_columns': target_exclude | list, 'events': events,
+             'history': dbt_tablestream.validate_stream_history_config(delete_mode, update_columns, exclude_columns, events)}) }}
+{% endmacro %}
+
+
+{#-- The configs of an SCD type 2 target (`scd_type: 2`; docs/architecture.md, "History"):
+     `track_history_columns` or `track_history_except_columns`, and `hard_deletes`. Returns none
+     for scd_type 1, otherwise {hard_deletes, track, track_except}. --#}
+{% macro validate_stream_history_config(delete_mode, update_columns, exclude_columns, events) %}
+  {%- set scd_type = config.get('scd_type', 1) -%}
+  {%- set track = config.get('track_history_columns', none) -%}
+  {%- set track_except = config.get('track_history_except_columns', none) -%}
+  {%- set hard_deletes = config.get('hard_deletes', none) -%}
+  {%- if scd_type | string not in ['1', '2'] -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid scd_type '" ~ scd_type ~ "'. Accepted values: 1 (the default: the target holds each key's current row), 2 (the target keeps every version, with dbt_valid_from and dbt_valid_to).") }}
+  {%- endif -%}
+  {%- if scd_type | string == '1' -%}
+    {%- set history_only = [] -%}
+    {%- for name, value in [['track_history_columns', track], ['track_history_except_columns', track_except], ['hard_deletes', hard_deletes]] if value is not none -%}
+      {%- do history_only.append(name) -%}
+    {%- endfor -%}
+    {%- if history_only -%}
+      {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": " ~ history_only | join(', ') ~ " shape the history of an SCD type 2 target, so "
+          ~ ("it needs" if history_only | length == 1 else "they need") ~ " scd_type: 2.") }}
+    {%- endif -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- if track is not none and track_except is not none -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": set track_history_columns or track_history_except_columns, not both.") }}
+  {%- endif -%}
+  {%- for name, option in [['track_history_columns', track], ['track_history_except_columns', track_except]]
+        if option is not none and (option is string or option is not sequence or option | reject('string') | list or not option) -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": " ~ name ~ " takes a non-empty list of column names, got " ~ option) }}
+  {%- endfor -%}
+  {%- set hard_deletes = hard_deletes or 'invalidate' -%}
+  {%- set accepted_deletes = ['invalidate', 'new_record', 'ignore'] -%}
+  {%- if hard_deletes not in accepted_deletes -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid hard_deletes '" ~ hard_deletes ~ "'. Accepted values: invalidate (the default: a delete closes the current version), "
+        ~ "new_record (also a row with dbt_is_deleted = true), ignore (deletes close nothing).") }}
+  {%- endif -%}
+  {%- if delete_mode != 'hard' -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": delete_mode '" ~ delete_mode ~ "' shapes an SCD type 1 target; with scd_type: 2 a delete closes the key's version. "
+        ~ "Use hard_deletes (invalidate, new_record or ignore) instead.") }}
+  {%- endif -%}
+  {%- if update_columns is not none or exclude_columns is not none -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": merge_update_columns and merge_exclude_columns shape an SCD type 1 update; with scd_type: 2 "
+        ~ "use track_history_columns or track_history_except_columns (the other columns are updated in place).") }}
+  {%- endif -%}
+  {%- if events and events['ignore_null'] -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": ignore_null_updates is not supported with scd_type: 2 (README, section 'History'); "
+        ~ "coalesce the columns in the model instead.") }}
+  {%- endif -%}
+  {%- if events and events['sequence'] | length > 1 -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": with scd_type: 2, dbt_valid_from and dbt_valid_to take the sequence_by value, so sequence_by must be one column, got "
+        ~ events['sequence'] | join(', ') ~ ". Combine them in the model into one comparable column.") }}
+  {%- endif -%}
+  {{ return({'hard_deletes': hard_deletes, 'track': track, 'track_except': track_except}) }}
+{% endmacro %}
+
+
+{#-- The columns whose change opens a new version of an SCD type 2 target: track_history_columns,
+     or the data columns less track_history_except_columns, never the key or the sequence (a new
+     sequence is a new event, not a new version). Refuses a listed column the output lacks. --#}
+{% macro history_tracked_columns(stream, history, data_columns, keys, sequence) %}
+  {%- set listed = history['track'] if history['track'] is not none else history['track_except'] or [] -%}
+  {%- set config_name = 'track_history_columns' if history['track'] is not none else 'track_history_except_columns' -%}
+  {%- for column in listed if column not in data_columns -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the target of model "
+        ~ model.name ~ " (" ~ data_columns | join(', ') ~ "). Fix the config or select the column. Nothing was written.") }}
+  {%- endfor -%}
+  {%- set reserved = data_columns | select('in', dbt_tablestream.history_columns({'hard_deletes': 'new_record'})) | list -%}
+  {%- if reserved -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " has " ~ reserved | join(', ')
+        ~ ", which an SCD type 2 target adds itself. Rename or drop them in the model, or list them in target_exclude_columns. Nothing was written.") }}
+  {%- endif -%}
+  {%- set tracked = history['track'] if history['track'] is not none else data_columns | reject('in', listed) | list -%}
+  {{ return(tracked | reject('in', keys + sequence) | list) }}
 {% endmacro %}
 
 
@@ -167,7 +245,7 @@
         ~ ", which the target does not keep. Select it as a column of your own (such as __commit_version as commit_seq) and name that.") }}
   {%- endif -%}
   {%- set hidden = sequence | select('in', target_exclude) | list -%}
-  {%- if hidden -%}
+  {%- if hidden and config.get('scd_type', 1) | string != '2' -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the sequence_by column(s) " ~ hidden | join(', ')
         ~ ". The target keeps each row's sequence, which is how a late event is recognised as older (README, section 'CDC event sources'); exclude the event's other columns, such as its operation.") }}
   {%- endif -%}

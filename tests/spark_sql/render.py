@@ -272,6 +272,31 @@ class ModelRender:
         select_sql = f"select {', '.join(self.output_columns)} from {temporary}"
         yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", stream))
 
+    def history_write(
+        self,
+        stream: dict[str, Any],
+        compiled: str,
+        keys: list[str],
+        first: bool,
+        statement: Callable[..., Statement],
+        settings: dict[str, Any],
+        data_columns: list[str],
+    ) -> Iterator[Statement]:
+        """An SCD type 2 target: its versions built on the first run, merged on later ones."""
+        events = settings["events"]
+        sequence = list(events["sequence"]) if events else []
+        history = dict(settings["history"])
+        history["tracked"] = self.call("history_tracked_columns", stream, history, data_columns, keys, sequence)
+        current = None if first else self.this
+        versions = self.call(
+            "history_versions_sql", compiled, keys, self.output_columns, data_columns, history, events, current
+        )
+        if first:
+            build_sql = self.call("stream_history_build_sql", versions, keys)
+            yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
+            return
+        yield statement("write", self.call("stream_history_merge_sql", self.this, versions, data_columns, history))
+
     def stream_merge_write(
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
     ) -> Iterator[Statement]:
@@ -283,6 +308,9 @@ class ModelRender:
         soft = settings["delete_mode"] == "soft"
         if stream["view"] is not None:
             yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, sequence))
+        if settings["history"]:
+            yield from self.history_write(stream, compiled, keys, first, statement, settings, data_columns)
+            return
         if events:
             tombstones = (
                 self.call("stream_tombstones_relation", self.this) if settings["delete_mode"] == "hard" else None

@@ -26,7 +26,7 @@ def rendered(renderer: SparkRenderer) -> dict[str, list[Statement]]:
 
 def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Statement]]) -> None:
     materializations = {model: statements for model, statements in rendered.items()}
-    assert len(materializations) == 10
+    assert len(materializations) == 11
     steps = {statement.step for statements in rendered.values() for statement in statements}
     assert {
         "source_state",
@@ -53,7 +53,7 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "create or replace table",
         "spark.databricks.delta.write.txnAppId",
         "spark.databricks.delta.commitInfo.userMetadata",
-        "describe history app.orders",
+        "describe history `app`.`orders`",
         "when matched and source.`__change_type` = 'DELETE' then delete",
         "target._deleted = true",
         "where _change_type = 'insert'",

@@ -17,7 +17,7 @@ order by stream_name;
 describe detail app.order_events;
 
 -- order_events_current: first_run / source_state
-describe history app.order_events limit 1;
+describe history `app`.`order_events` limit 1;
 
 -- order_events_current: first_run / source_state
 show tblproperties app.order_events;
@@ -192,7 +192,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- order_events_current: first_run / target_marker
-describe history analytics.order_events_current limit 50;
+describe history `analytics`.`order_events_current` limit 50;
 
 -- order_events_current: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -235,7 +235,7 @@ insert into analytics.tablestream_offsets
 describe detail app.order_events;
 
 -- order_events_current: next_run / source_state
-describe history app.order_events limit 1;
+describe history `app`.`order_events` limit 1;
 
 -- order_events_current: next_run / source_state
 show tblproperties app.order_events;
@@ -248,10 +248,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- order_events_current: next_run / target_marker
-describe history analytics.order_events_current limit 50;
+describe history `analytics`.`order_events_current` limit 50;
 
 -- order_events_current: next_run / window_check
-describe history app.order_events limit 5;
+describe history `app`.`order_events` limit 5;
 
 -- order_events_current: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -357,7 +357,7 @@ when not matched then insert *
 when not matched by source and target.__tablestream_recorded_at < current_timestamp() - interval 7 days then delete;
 
 -- order_events_current: next_run / target_marker
-describe history analytics.order_events_current limit 50;
+describe history `analytics`.`order_events_current` limit 50;
 
 -- order_events_current: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_events_current__app_order_events/0;
@@ -452,7 +452,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- order_events_current: next_run / target_marker
-describe history analytics.order_events_current limit 50;
+describe history `analytics`.`order_events_current` limit 50;
 
 -- order_events_current: next_run / offsets_append
 insert into analytics.tablestream_offsets

@@ -17,7 +17,7 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_changes: first_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_changes: first_run / source_state
 show tblproperties app.orders;
@@ -86,7 +86,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_changes: first_run / target_marker
-describe history analytics.orders_changes limit 50;
+describe history `analytics`.`orders_changes` limit 50;
 
 -- orders_changes: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -129,7 +129,7 @@ insert into analytics.tablestream_offsets
 describe detail app.orders;
 
 -- orders_changes: next_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_changes: next_run / source_state
 show tblproperties app.orders;
@@ -142,10 +142,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_changes: next_run / target_marker
-describe history analytics.orders_changes limit 50;
+describe history `analytics`.`orders_changes` limit 50;
 
 -- orders_changes: next_run / window_check
-describe history app.orders limit 5;
+describe history `app`.`orders` limit 5;
 
 -- orders_changes: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -186,7 +186,7 @@ from (
 );
 
 -- orders_changes: next_run / target_marker
-describe history analytics.orders_changes limit 50;
+describe history `analytics`.`orders_changes` limit 50;
 
 -- orders_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;
@@ -211,7 +211,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_changes: next_run / target_marker
-describe history analytics.orders_changes limit 50;
+describe history `analytics`.`orders_changes` limit 50;
 
 -- orders_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets

@@ -17,19 +17,19 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_changes_since_timestamp: first_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_changes_since_timestamp: first_run / source_state
 show tblproperties app.orders;
 
 -- orders_changes_since_timestamp: first_run / source_state
-describe history app.orders;
+describe history `app`.`orders`;
 
 -- orders_changes_since_timestamp: first_run / source_state
 select try_cast('2026-11-01T00:00:00Z' as timestamp) as at_timestamp;
 
 -- orders_changes_since_timestamp: first_run / window_check
-describe history app.orders limit 6;
+describe history `app`.`orders` limit 6;
 
 -- orders_changes_since_timestamp: first_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -94,7 +94,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_changes_since_timestamp: first_run / target_marker
-describe history analytics.orders_changes_since_timestamp limit 50;
+describe history `analytics`.`orders_changes_since_timestamp` limit 50;
 
 -- orders_changes_since_timestamp: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -137,7 +137,7 @@ insert into analytics.tablestream_offsets
 describe detail app.orders;
 
 -- orders_changes_since_timestamp: next_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_changes_since_timestamp: next_run / source_state
 show tblproperties app.orders;
@@ -150,10 +150,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_changes_since_timestamp: next_run / target_marker
-describe history analytics.orders_changes_since_timestamp limit 50;
+describe history `analytics`.`orders_changes_since_timestamp` limit 50;
 
 -- orders_changes_since_timestamp: next_run / window_check
-describe history app.orders limit 5;
+describe history `app`.`orders` limit 5;
 
 -- orders_changes_since_timestamp: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -194,7 +194,7 @@ from (
 );
 
 -- orders_changes_since_timestamp: next_run / target_marker
-describe history analytics.orders_changes_since_timestamp limit 50;
+describe history `analytics`.`orders_changes_since_timestamp` limit 50;
 
 -- orders_changes_since_timestamp: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_timestamp__app_orders/0;
@@ -219,7 +219,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_changes_since_timestamp: next_run / target_marker
-describe history analytics.orders_changes_since_timestamp limit 50;
+describe history `analytics`.`orders_changes_since_timestamp` limit 50;
 
 -- orders_changes_since_timestamp: next_run / offsets_append
 insert into analytics.tablestream_offsets

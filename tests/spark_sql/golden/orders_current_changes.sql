@@ -26,7 +26,7 @@ set spark.databricks.delta.changelogV2.enabled = true;
 describe detail app.orders;
 
 -- orders_current_changes: first_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_current_changes: first_run / source_state
 show tblproperties app.orders;
@@ -135,7 +135,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_current_changes: first_run / target_marker
-describe history analytics.orders_current_changes limit 50;
+describe history `analytics`.`orders_current_changes` limit 50;
 
 -- orders_current_changes: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -187,7 +187,7 @@ set spark.databricks.delta.changelogV2.enabled = true;
 describe detail app.orders;
 
 -- orders_current_changes: next_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_current_changes: next_run / source_state
 show tblproperties app.orders;
@@ -200,10 +200,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_current_changes: next_run / target_marker
-describe history analytics.orders_current_changes limit 50;
+describe history `analytics`.`orders_current_changes` limit 50;
 
 -- orders_current_changes: next_run / window_check
-describe history app.orders limit 5;
+describe history `app`.`orders` limit 5;
 
 -- orders_current_changes: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -243,7 +243,7 @@ from (
 )) as __tablestream_keys;
 
 -- orders_current_changes: next_run / target_marker
-describe history analytics.orders_current_changes limit 50;
+describe history `analytics`.`orders_current_changes` limit 50;
 
 -- orders_current_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_changes__app_orders/0;
@@ -314,7 +314,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_current_changes: next_run / target_marker
-describe history analytics.orders_current_changes limit 50;
+describe history `analytics`.`orders_current_changes` limit 50;
 
 -- orders_current_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets

@@ -17,16 +17,16 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_current_soft: first_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_current_soft: first_run / source_state
 show tblproperties app.orders;
 
 -- orders_current_soft: first_run / source_state
-describe history app.orders;
+describe history `app`.`orders`;
 
 -- orders_current_soft: first_run / window_check
-describe history app.orders limit 9;
+describe history `app`.`orders` limit 9;
 
 -- orders_current_soft: first_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -129,7 +129,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_current_soft: first_run / target_marker
-describe history analytics.orders_current_soft limit 50;
+describe history `analytics`.`orders_current_soft` limit 50;
 
 -- orders_current_soft: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -172,7 +172,7 @@ insert into analytics.tablestream_offsets
 describe detail app.orders;
 
 -- orders_current_soft: next_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_current_soft: next_run / source_state
 show tblproperties app.orders;
@@ -185,10 +185,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_current_soft: next_run / target_marker
-describe history analytics.orders_current_soft limit 50;
+describe history `analytics`.`orders_current_soft` limit 50;
 
 -- orders_current_soft: next_run / window_check
-describe history app.orders limit 5;
+describe history `app`.`orders` limit 5;
 
 -- orders_current_soft: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -228,7 +228,7 @@ from (
 )) as __tablestream_keys;
 
 -- orders_current_soft: next_run / target_marker
-describe history analytics.orders_current_soft limit 50;
+describe history `analytics`.`orders_current_soft` limit 50;
 
 -- orders_current_soft: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_soft__app_orders/0;
@@ -301,7 +301,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_current_soft: next_run / target_marker
-describe history analytics.orders_current_soft limit 50;
+describe history `analytics`.`orders_current_soft` limit 50;
 
 -- orders_current_soft: next_run / offsets_append
 insert into analytics.tablestream_offsets

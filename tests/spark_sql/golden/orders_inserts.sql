@@ -17,7 +17,7 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_inserts: first_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_inserts: first_run / source_state
 show tblproperties app.orders;
@@ -68,7 +68,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_inserts: first_run / target_marker
-describe history analytics.orders_inserts limit 50;
+describe history `analytics`.`orders_inserts` limit 50;
 
 -- orders_inserts: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -111,7 +111,7 @@ insert into analytics.tablestream_offsets
 describe detail app.orders;
 
 -- orders_inserts: next_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_inserts: next_run / source_state
 show tblproperties app.orders;
@@ -124,10 +124,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_inserts: next_run / target_marker
-describe history analytics.orders_inserts limit 50;
+describe history `analytics`.`orders_inserts` limit 50;
 
 -- orders_inserts: next_run / window_check
-describe history app.orders limit 5;
+describe history `app`.`orders` limit 5;
 
 -- orders_inserts: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -172,7 +172,7 @@ from (
 where amount > 0;
 
 -- orders_inserts: next_run / target_marker
-describe history analytics.orders_inserts limit 50;
+describe history `analytics`.`orders_inserts` limit 50;
 
 -- orders_inserts: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
@@ -197,7 +197,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_inserts: next_run / target_marker
-describe history analytics.orders_inserts limit 50;
+describe history `analytics`.`orders_inserts` limit 50;
 
 -- orders_inserts: next_run / offsets_append
 insert into analytics.tablestream_offsets

@@ -17,16 +17,16 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_net_changes: first_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_net_changes: first_run / source_state
 show tblproperties app.orders;
 
 -- orders_net_changes: first_run / source_state
-describe history app.orders;
+describe history `app`.`orders`;
 
 -- orders_net_changes: first_run / window_check
-describe history app.orders limit 9;
+describe history `app`.`orders` limit 9;
 
 -- orders_net_changes: first_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -126,7 +126,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_net_changes: first_run / target_marker
-describe history analytics.orders_net_changes limit 50;
+describe history `analytics`.`orders_net_changes` limit 50;
 
 -- orders_net_changes: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta as
@@ -169,7 +169,7 @@ insert into analytics.tablestream_offsets
 describe detail app.orders;
 
 -- orders_net_changes: next_run / source_state
-describe history app.orders limit 1;
+describe history `app`.`orders` limit 1;
 
 -- orders_net_changes: next_run / source_state
 show tblproperties app.orders;
@@ -182,10 +182,10 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_net_changes: next_run / target_marker
-describe history analytics.orders_net_changes limit 50;
+describe history `analytics`.`orders_net_changes` limit 50;
 
 -- orders_net_changes: next_run / window_check
-describe history app.orders limit 5;
+describe history `app`.`orders` limit 5;
 
 -- orders_net_changes: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -261,7 +261,7 @@ from __tablestream_ordered
 where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists);
 
 -- orders_net_changes: next_run / target_marker
-describe history analytics.orders_net_changes limit 50;
+describe history `analytics`.`orders_net_changes` limit 50;
 
 -- orders_net_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
@@ -286,7 +286,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_net_changes: next_run / target_marker
-describe history analytics.orders_net_changes limit 50;
+describe history `analytics`.`orders_net_changes` limit 50;
 
 -- orders_net_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets
