@@ -17,6 +17,9 @@ Beside it, a landing folder of JSON files is loaded incrementally: the directory
 only the files that arrived or were replaced (a replaced file's old records and a removed file's
 records go away); `landing_orders` flattens the records.
 
+The stream_merge model `order_history` keeps every version of every order (SCD type 2): each
+status change is a version dated by its commit, and the removal closes the order's last version.
+
 And a CDC feed: `app.order_events` receives order events from the realtime writer in APPEND_ONLY
 mode, out of order, with a redelivered duplicate and a late event after a delete. The stream_merge
 model `order_events_current` keeps, per order, the event with the greatest sequence.
@@ -154,6 +157,30 @@ def show_order_events() -> None:
         sys.exit(f"order_events_current holds {rows}, expected {expected}")
 
 
+def show_order_history() -> None:
+    history = DeltaTable(str(WAREHOUSE / "analytics.db" / "order_history")).to_pyarrow_table().to_pylist()
+    rows = sorted(history, key=lambda row: (row["order_id"], row["dbt_valid_from"], row["dbt_is_deleted"]))
+    print(f"\n== analytics.order_history (stream_merge with scd_type 2 over app.orders): {len(rows)} versions")
+    for row in rows:
+        valid_to = row["dbt_valid_to"].strftime("%H:%M:%S.%f")[:-3] if row["dbt_valid_to"] else "current"
+        state = "deleted" if row["dbt_is_deleted"] else row["status"]
+        print(f"   order {row['order_id']} {state:<10} {row['dbt_valid_from']:%H:%M:%S.%f}"[:-3] + f" -> {valid_to}")
+    # Orders 1 and 3 changed status (two versions each), order 2 was removed (its version closed and
+    # a deletion record), order 4 is new.
+    versions = [(row["order_id"], "deleted" if row["dbt_is_deleted"] else row["status"]) for row in rows]
+    expected = [
+        (1, "placed"),
+        (1, "cancelled"),
+        (2, "placed"),
+        (2, "deleted"),
+        (3, "shipped"),
+        (3, "delivered"),
+        (4, "placed"),
+    ]
+    if versions != expected:
+        sys.exit(f"order_history holds {versions}, expected {expected}")
+
+
 def main() -> None:
     started = time.monotonic()
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
@@ -202,6 +229,7 @@ def main() -> None:
     show_appended("second run (only what changed in between)", log_version)
     show_landing()
     show_order_events()
+    show_order_history()
 
     current = DeltaTable(str(WAREHOUSE / "analytics.db" / "orders_current")).to_pyarrow_table().to_pylist()
     mirrored = sorted(current, key=lambda r: r["order_id"]) == sorted(

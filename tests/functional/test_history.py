@@ -41,7 +41,7 @@ def assert_histories(bench: StreamBench) -> None:
 
 
 VALID_HISTORY = "version: 2\nmodels:\n" + "".join(
-    f"  - name: {model}\n    data_tests: [{{dbt_tablestream.valid_history: {{unique_key: id}}}}]\n" for model in MODELS
+    f"  - name: {model}\n    data_tests: [{{dbt_tablestream.valid_history: {{arguments: {{unique_key: id}}}}}}]\n" for model in MODELS
 )
 
 

@@ -185,7 +185,7 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     DeltaTable(str(source)).update(updates={"status": "'shipped'"}, predicate="order_id = 2")
     assert dbt("build").success
     streams = status(project, capsys)
-    orders_streams = {"orders_changes__app_orders", "orders_current__app_orders"}
+    orders_streams = {"orders_changes__app_orders", "orders_current__app_orders", "order_history__app_orders"}
     others = {
         "landing_file_events__landing_files",
         "landing_loaded__landing_files",
@@ -206,7 +206,8 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     assert outcomes["orders_changes_lag_within_a_day"] == ("pass", 0), outcomes
     assert outcomes["orders_changes_lag_within_no_time"] == ("fail", 1), outcomes
     passing = [name for name in outcomes if "stream_not_stale" in name or "mirrors_source" in name]
-    assert len(passing) == 4 and all(outcomes[name][0] == "pass" for name in passing), outcomes
+    assert [outcome for name, outcome in outcomes.items() if "valid_history" in name] == [("pass", 0)], outcomes
+    assert len(passing) == 5 and all(outcomes[name][0] == "pass" for name in passing), outcomes
 
     DeltaTable(str(project / "warehouse" / "analytics.db" / "orders_current")).update(
         updates={"amount": "amount + 1"}, predicate="order_id = 1"
