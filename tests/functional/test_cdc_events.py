@@ -191,7 +191,7 @@ def check_event_history(runs: list[list[list[Event]]], crashes: list[str | None]
                 assert bench.target_rows(model) == oracle.target(), (model, runs, crash)
 
 
-PROPERTY_SETTINGS = property_settings(3)
+PROPERTY_SETTINGS = property_settings(2)
 EXAMPLES = PROPERTY_SETTINGS.max_examples
 
 

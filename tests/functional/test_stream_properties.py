@@ -113,7 +113,7 @@ def check_history(
                 pinned, touched = latest, set()
 
 
-PROPERTY_SETTINGS = property_settings(5)
+PROPERTY_SETTINGS = property_settings(3)
 EXAMPLES = PROPERTY_SETTINGS.max_examples
 
 
@@ -124,7 +124,7 @@ def test_random_histories_merge_and_log_exactly(history: tuple) -> None:
 
 
 # stream_read: changes runs fewer in the default suite: its sources are written by Spark, which is slower.
-@property_settings(2)
+@property_settings(1)
 @given(history=HISTORY)
 def test_random_histories_read_through_changes_merge_and_log_exactly(history: tuple) -> None:
     """The same oracle with stream_read: changes (Delta's changelog over row tracking)."""
