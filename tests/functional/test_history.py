@@ -222,10 +222,11 @@ def apply_step(bench: StreamBench, present: set[int], step: tuple[str, int | Non
 
 
 def check_history(steps: list[tuple[str, int | None, object]], crashes: list[str | None] | None = None) -> None:
-    """After every run each model's target equals the change feed's replay; with ``crashes``,
-    run i is first SIGKILLed at crashes[i] (or not, for None)."""
+    """After every run each model's target equals the change feed's replay, and valid_history
+    passes at the end; with ``crashes``, run i is first SIGKILLed at crashes[i] (or not, for None)."""
     with tempfile.TemporaryDirectory() as directory:
         bench = StreamBench(Path(directory), MODELS, processes=crashes is not None)
+        (bench.project.root / "models" / "schema.yml").write_text(VALID_HISTORY)
         bench.create_source([(1, "a", 1), (2, "b", 2)])
         present = {1, 2}
         runs = 0
@@ -242,6 +243,8 @@ def check_history(steps: list[tuple[str, int | None, object]], crashes: list[str
                 bench.crash(crash, "run", "-s", "history")
             bench.run()
             assert_histories(bench)
+        tested = bench.invoke("test")  # valid_history on the targets
+        assert tested.success, [str(item.message) for item in tested.result.results if item.status != "pass"]
 
 
 PROPERTY_SETTINGS = property_settings(1)
