@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.functional.events import Event, write_events
@@ -270,6 +270,19 @@ CRASH_POINT = st.sampled_from([None, "before_target_commit", "after_target_commi
 @pytest.mark.soak
 @settings(max_examples=max(EXAMPLES, 6), deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=st.lists(STEP, min_size=2, max_size=12), crashes=st.lists(CRASH_POINT, min_size=1, max_size=4))
+# Every fault point at least once: each run after a change, a delete and a re-insert.
+@example(
+    steps=[
+        ("update_name", 1, "x"),
+        ("run", None, None),
+        ("delete", 2, None),
+        ("update_age", 1, 3),
+        ("run", None, None),
+        ("insert", 2, "p"),
+        ("update_name", 1, "y"),
+    ],
+    crashes=["before_target_commit", "after_target_commit", "after_offsets_append"],
+)
 def test_random_histories_with_crashes_soak(
     steps: list[tuple[str, int | None, object]], crashes: list[str | None]
 ) -> None:
