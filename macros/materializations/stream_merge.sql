@@ -61,12 +61,13 @@
       {%- set changes = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
     {%- endif -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
-    {%- if rebuild and history -%}
-      {%- set build_sql = dbt_tablestream.stream_history_build_sql(changes, keys) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
-    {%- elif rebuild -%}
-      {#-- With sequence_by, a soft-deleted row is the key's tombstone, so a delete builds one too. --#}
-      {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys, columns if events else none) -%}
+    {%- if rebuild -%}
+      {%- if history -%}
+        {%- set build_sql = dbt_tablestream.stream_history_build_sql(changes, keys) -%}
+      {%- else -%}
+        {#-- With sequence_by, a soft-deleted row is the key's tombstone, so a delete builds one too. --#}
+        {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys, columns if events else none) -%}
+      {%- endif -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
       {%- set upserts_sql -%}
