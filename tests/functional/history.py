@@ -4,7 +4,7 @@ replayed from the source's change feed (README, "History"), and the target as it
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ class _Open:
     valid_from: Any
     updated_at: Any
     deleted: bool = False
-    closed: list[Version] = field(default_factory=list)
 
 
 class HistoryOracle:
@@ -74,11 +73,11 @@ class HistoryOracle:
         return Counter(self.closed + current)
 
 
-def feed_changes(source: Path, through: int | None = None) -> list[dict[str, Any]]:
-    """The source's change feed from version 0 (through ``through``), in commit order, pre-images
+def feed_changes(source: Path) -> list[dict[str, Any]]:
+    """The source's change feed from version 0 to its latest, in commit order, pre-images
     dropped; times in epoch milliseconds."""
     table = f"delta.`{sql_path(source)}`"
-    end = through if through is not None else shared_spark().sql(f"describe history {table} limit 1").collect()[0][0]
+    end = shared_spark().sql(f"describe history {table} limit 1").collect()[0][0]
     rows = (
         shared_spark()
         .sql(
@@ -91,9 +90,9 @@ def feed_changes(source: Path, through: int | None = None) -> list[dict[str, Any
     return [row.asDict() for row in rows]
 
 
-def replay_feed(source: Path, oracle: HistoryOracle, through: int | None = None) -> Counter[Version]:
+def replay_feed(source: Path, oracle: HistoryOracle) -> Counter[Version]:
     """The history the source's change feed gives, replayed into ``oracle`` (a fresh one)."""
-    changes = feed_changes(source, through)
+    changes = feed_changes(source)
     last: dict[tuple[Any, Any], dict[str, Any]] = {}
     for change in changes:  # of a key's changes in one commit time, the last
         last.pop((change["id"], change["at"]), None)
