@@ -18,6 +18,16 @@
 {% endmacro %}
 
 
+{#-- The DESCRIBE HISTORY operations that change a table's rows: Delta's own `changesData`
+     operations (DeltaOperations) and Databricks' COPY INTO. Every other commit (OPTIMIZE, VACUUM,
+     ALTER, table properties, a CREATE TABLE without AS SELECT) has no change rows for a stream. --#}
+{% macro delta_data_operations() %}
+  {{ return(['WRITE', 'MERGE', 'DELETE', 'UPDATE', 'STREAMING UPDATE', 'TRUNCATE', 'COPY INTO', 'CONVERT', 'CLONE', 'RESTORE',
+             'CREATE TABLE AS SELECT', 'REPLACE TABLE', 'REPLACE TABLE AS SELECT',
+             'CREATE OR REPLACE TABLE', 'CREATE OR REPLACE TABLE AS SELECT']) }}
+{% endmacro %}
+
+
 {% macro spark__describe_detail_sql(relation) %}
   {{ return('describe detail ' ~ relation) }}
 {% endmacro %}

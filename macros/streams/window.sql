@@ -108,8 +108,7 @@
      what a later VACUUM in the window kept. Delta itself refuses such reads too, but later and less
      clearly. --#}
 {% macro spark__window_commits_problem(stream, window_rows, remedy) %}
-  {%- set data_operations = ['WRITE', 'MERGE', 'DELETE', 'UPDATE', 'STREAMING UPDATE', 'TRUNCATE', 'COPY INTO',
-                             'CREATE TABLE AS SELECT', 'REPLACE TABLE AS SELECT', 'CREATE OR REPLACE TABLE AS SELECT', 'RESTORE'] -%}
+  {%- set data_operations = dbt_tablestream.delta_data_operations() -%}
   {%- set read = stream.get('read') or 'table_changes' -%}
   {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
   {%- set commits = [] -%}
