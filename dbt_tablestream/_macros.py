@@ -32,6 +32,7 @@ MACRO_FILES = (
     "delta/describe.sql",
     "delta/source_state.sql",
     "delta/changelog.sql",
+    "operations/pending_streams.sql",
 )
 
 

@@ -2,12 +2,16 @@
 
     tablestream status [--json] [--check]           every stream: offset, lag, last run
     tablestream history STREAM [--json]             the offsets log of one stream
+    tablestream pending [--json] [--exit-code]      the stream models with changes to apply, as dbt selectors
+    tablestream vacuum SOURCE [--retain-hours N] [--dry-run] [--force]
+                                                    VACUUM a source, keeping what its streams still need
     tablestream reset STREAM [--to-version N | --to-timestamp TS]
 
-On the local profile (`type: tablestream`) `status` and `history` read the offsets log and the
-sources' Delta logs with delta-rs and start no Spark. `status --check`, every other profile, and
-`reset` run the package's dbt operations (`dbt run-operation dbt_tablestream.<name>`) with the
-project's profile; `show_streams` also checks that each stream's next window can be read.
+On the local profile (`type: tablestream`) `status`, `history` and `pending` read the offsets logs
+and the sources' Delta logs with delta-rs and start no Spark. `status --check`, every other
+profile, `vacuum` and `reset` run the package's dbt operations (`dbt run-operation
+dbt_tablestream.<name>`) with the project's profile; `show_streams` also checks that each stream's
+next window can be read.
 """
 
 from __future__ import annotations
@@ -37,15 +41,37 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--target", help="the profile target (default: the profile's)")
     common.add_argument("--schema", help="the schema whose offsets log to read (default: the target's)")
     common.add_argument("--json", action="store_true", help="print JSON for scripts")
-    root = argparse.ArgumentParser(prog="tablestream", description=__doc__.split("\n\n")[0])
+    # allow_abbrev=False: `--force` must be spelled out, never reached from `--f`.
+    root = argparse.ArgumentParser(prog="tablestream", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     commands = root.add_subparsers(dest="command", required=True)
-    status = commands.add_parser("status", parents=[common], help="every stream: offset, lag, last run")
+    status = commands.add_parser(
+        "status", parents=[common], allow_abbrev=False, help="every stream: offset, lag, last run"
+    )
     status.add_argument(
         "--check", action="store_true", help="also check each stream's next window through dbt (starts Spark)"
     )
-    history = commands.add_parser("history", parents=[common], help="the offsets log of one stream")
+    history = commands.add_parser("history", parents=[common], allow_abbrev=False, help="the offsets log of one stream")
     history.add_argument("stream")
-    reset = commands.add_parser("reset", parents=[common], help="move a stream (a new epoch)")
+    pending = commands.add_parser(
+        "pending",
+        parents=[common],
+        allow_abbrev=False,
+        help="the stream models whose source has data changes past their offset, one dbt selector (`model+`) a line",
+    )
+    pending.add_argument("--exit-code", action="store_true", help="exit 0 if any stream model is pending, 1 if none is")
+    vacuum = commands.add_parser(
+        "vacuum", parents=[common], allow_abbrev=False, help="VACUUM a source, keeping every file its live streams need"
+    )
+    vacuum.add_argument("source", help="the Delta table, as schema.table")
+    vacuum.add_argument(
+        "--retain-hours",
+        type=float,
+        help="the retention asked for (default: the table's delta.deletedFileRetentionDuration); "
+        "a live stream's oldest unconsumed commit can only lengthen it",
+    )
+    vacuum.add_argument("--dry-run", action="store_true", help="report what would be deleted; delete nothing")
+    vacuum.add_argument("--force", action="store_true", help="ignore the streams: VACUUM with --retain-hours as given")
+    reset = commands.add_parser("reset", parents=[common], allow_abbrev=False, help="move a stream (a new epoch)")
     reset.add_argument("stream")
     where = reset.add_mutually_exclusive_group()
     where.add_argument("--to-version", type=int, help="continue with the changes after this source version")
@@ -99,12 +125,26 @@ def local_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
     return warehouse if warehouse.is_absolute() else (project_dir / warehouse).resolve()
 
 
-def run_operation(project_dir: Path, directory: Path, args: argparse.Namespace, macro: str, macro_args: dict) -> int:
+def run_operation(
+    project_dir: Path,
+    directory: Path,
+    args: argparse.Namespace,
+    macro: str,
+    macro_args: dict,
+    *,
+    quiet: bool = False,
+    printed: list[str] | None = None,
+) -> int:
+    """`dbt run-operation dbt_tablestream.<macro>`; ``printed`` collects what the macro prints."""
     from dbt.cli.main import dbtRunner
 
-    # With --json, stdout holds the JSON alone: dbt's own log lines are quieted.
+    def collect(event: Any) -> None:
+        if printed is not None and event.info.name == "PrintEvent":
+            printed.append(event.data.msg)
+
+    # With --json (or quiet), stdout holds what the macro prints alone: dbt's own log lines are quieted.
     command = [
-        *(["--quiet"] if getattr(args, "json", False) else []),
+        *(["--quiet"] if quiet or getattr(args, "json", False) else []),
         "run-operation",
         f"dbt_tablestream.{macro}",
         "--args",
@@ -116,7 +156,7 @@ def run_operation(project_dir: Path, directory: Path, args: argparse.Namespace, 
     ]
     if args.target:
         command += ["--target", args.target]
-    result = dbtRunner().invoke(command)
+    result = dbtRunner(callbacks=[collect]).invoke(command)
     return 0 if result.success else 1
 
 
@@ -145,6 +185,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             print(json.dumps(rows, indent=2, default=str) if args.json else history_table(rows))
             return 0
+        if args.command == "pending":
+            return pending(project_dir, directory, args, target, local, schema=args.schema)
+        if args.command == "vacuum":
+            return run_operation(
+                project_dir,
+                directory,
+                args,
+                "vacuum_source",
+                {
+                    "relation": args.source,
+                    "retain_hours": args.retain_hours,
+                    "dry_run": args.dry_run,
+                    "force": args.force,
+                    "schemas": [args.schema]
+                    if args.schema
+                    else offsets_schemas(project_dir, target)
+                    if local
+                    else None,
+                },
+            )
         if args.command == "status":
             return run_operation(
                 project_dir,
@@ -176,6 +236,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TablestreamError as error:
         print(f"tablestream: {error}", file=sys.stderr)
         return 2
+
+
+def pending(
+    project_dir: Path,
+    directory: Path,
+    args: argparse.Namespace,
+    target: dict[str, Any],
+    local: bool,
+    schema: str | None,
+) -> int:
+    """Print the pending stream models (selectors, or JSON); with --exit-code, 0 if any, 1 if none."""
+    if local:
+        from dbt_tablestream._pending import pending_streams, selectors
+
+        entries = pending_streams(project_dir, local_warehouse(project_dir, target), schema, str(target.get("schema")))
+        if args.json:
+            print(json.dumps(entries, indent=2, default=str))
+        elif entries:
+            print("\n".join(selectors(entries)))
+        found = bool(entries)
+    else:
+        printed: list[str] = []
+        code = run_operation(
+            project_dir,
+            directory,
+            args,
+            "pending_streams",
+            {"schema": schema, "format": "json" if args.json else "lines"},
+            quiet=True,
+            printed=printed,
+        )
+        if code:
+            return 2
+        found = any(json.loads(line) if args.json else line.strip() for line in printed)
+    return (0 if found else 1) if args.exit_code else 0
+
+
+def offsets_schemas(project_dir: Path, target: dict[str, Any]) -> list[str]:
+    """The schemas of the local warehouse that hold an offsets log."""
+    from dbt_tablestream._offsets import OFFSETS_TABLE
+
+    warehouse = local_warehouse(project_dir, target)
+    if not warehouse.is_dir():
+        return []
+    return sorted(
+        entry.name[: -len(".db")]
+        for entry in warehouse.iterdir()
+        if entry.name.endswith(".db") and (entry / OFFSETS_TABLE / "_delta_log").is_dir()
+    )
 
 
 def history_table(rows: list[dict[str, Any]]) -> str:

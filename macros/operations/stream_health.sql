@@ -3,7 +3,8 @@
 
 {#-- Where a stream stands against its source, from its latest offsets-log row: offset_time,
      source_version, source_time, stale, problem (with the remedy), at_risk_from (when its oldest
-     unconsumed change may be lost to log cleanup or VACUUM). Reads no change rows. `lag_only`:
+     unconsumed change may be lost to log cleanup or VACUUM) and at_risk_in_seconds (how long from
+     now, on the session's clock). Reads no change rows. `lag_only`:
      just what the lag needs (source_version, source_time, offset_time), for stream_lag. --#}
 {% macro stream_health(row, lag_only=false) %}
   {{ return(adapter.dispatch('stream_health', 'dbt_tablestream')(row, lag_only)) }}
@@ -14,7 +15,7 @@
 {% macro spark__stream_health(row, lag_only=false) %}
   {%- set relation = dbt_tablestream.parse_relation(row['source']) -%}
   {%- set health = {'offset_time': none, 'source_version': none, 'source_time': none, 'stale': false,
-                    'problem': none, 'at_risk_from': none} -%}
+                    'problem': none, 'at_risk_from': none, 'at_risk_in_seconds': none} -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {%- do health.update({'stale': true, 'problem': "the source " ~ row['source'] ~ " does not exist. Create it, or drop the stream."}) -%}
     {{ return(health) }}
@@ -62,7 +63,8 @@
   {%- endfor -%}
   {#-- The oldest unconsumed commit passes the file retention then (the window check's rule). --#}
   {%- for commit in since or [] if (commit['version'] | int) == offset + 1 and retention['retained_from'] is not none -%}
-    {%- do health.update({'at_risk_from': (commit['timestamp'] + (retention['checked_at'] - retention['retained_from'])) | string}) -%}
+    {%- set at_risk_from = commit['timestamp'] + (retention['checked_at'] - retention['retained_from']) -%}
+    {%- do health.update({'at_risk_from': at_risk_from | string, 'at_risk_in_seconds': (at_risk_from - retention['checked_at']).total_seconds()}) -%}
   {%- endfor -%}
   {{ return(health) }}
 {% endmacro %}

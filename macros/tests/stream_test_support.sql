@@ -1,9 +1,9 @@
 {#-- What the stream generic tests share: the streams writing into a model, as failing rows. --#}
 
-{% macro stream_test_failures(model, check, max_versions=none, max_seconds=none) %}
-  {%- if not execute -%}
-    {{ return("select cast(null as string) as stream_name, cast(null as string) as problem where 1 = 0") }}
-  {%- endif -%}
+{% macro stream_test_failures(model, check, max_versions=none, max_seconds=none, warn_within=none) %}
+  {%- set warn_seconds = dbt_tablestream.seconds_of(warn_within, 'warn_within') -%}
+  {%- set no_rows = "select cast(null as string) as stream_name, cast(null as string) as problem, cast(null as string) as severity where 1 = 0" -%}
+  {%- if not execute -%}{{ return(no_rows) }}{%- endif -%}
   {%- set failures = [] -%}
   {%- set target = model.schema ~ '.' ~ model.identifier -%}
   {%- set positions = dbt_tablestream.stream_positions(model.schema) | selectattr('target', 'equalto', target) | list -%}
@@ -14,6 +14,11 @@
     {%- set status = dbt_tablestream.stream_status(position, lag_only=(check == 'lag')) -%}
     {%- if check == 'stale' and status.stale -%}
       {%- do failures.append([status.stream_name, status.problem]) -%}
+    {%- elif check == 'stale' and warn_seconds is not none and status.at_risk_in_seconds is not none and status.at_risk_in_seconds < warn_seconds -%}
+      {%- do failures.append([status.stream_name, 'goes stale from ' ~ status.at_risk_from ~ ' (in '
+          ~ dbt_tablestream.format_duration([status.at_risk_in_seconds, 0] | max) ~ ', within warn_within ' ~ dbt_tablestream.format_duration(warn_seconds)
+          ~ ') if it is not run: its oldest unconsumed change of ' ~ status.source ~ ' then passes the source''s file retention. Run '
+          ~ (status.target.split('.') | last) ~ ' before then, or raise the source''s delta.deletedFileRetentionDuration.', 'warn']) -%}
     {%- elif check == 'lag' -%}
       {%- if max_versions is not none and (status.lag_versions is none or status.lag_versions > max_versions) -%}
         {%- do failures.append([status.stream_name, status.lag_versions ~ ' versions behind ' ~ status.source ~ ' (at most ' ~ max_versions ~ ')']) -%}
@@ -23,23 +28,23 @@
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if not failures -%}
-    {{ return("select cast(null as string) as stream_name, cast(null as string) as problem where 1 = 0") }}
-  {%- endif -%}
+  {%- if not failures -%}{{ return(no_rows) }}{%- endif -%}
   {%- set selects = [] -%}
   {%- for failure in failures -%}
-    {%- do selects.append('select ' ~ dbt_tablestream.sql_string(failure[0]) ~ ' as stream_name, ' ~ dbt_tablestream.sql_string(failure[1]) ~ ' as problem') -%}
+    {%- do selects.append('select ' ~ dbt_tablestream.sql_string(failure[0]) ~ ' as stream_name, ' ~ dbt_tablestream.sql_string(failure[1])
+        ~ ' as problem, ' ~ dbt_tablestream.sql_string(failure[2] if failure | length > 2 else 'error') ~ ' as severity') -%}
   {%- endfor -%}
   {{ return(selects | join('\nunion all\n')) }}
 {% endmacro %}
 
 
-{#-- max_age as seconds: a number, or '<n> second(s)|minute(s)|hour(s)|day(s)'. --#}
-{% macro seconds_of(age) %}
+{#-- A duration as seconds: a number, or '<n> second(s)|minute(s)|hour(s)|day(s)'; `name` is the
+     setting's, for the error. --#}
+{% macro seconds_of(age, name='max_age') %}
   {%- if age is none or age is number -%}{{ return(age) }}{%- endif -%}
   {%- set match = modules.re.fullmatch('\\s*(\\d+)\\s*(second|minute|hour|day)s?\\s*', age | string) -%}
   {%- if not match -%}
-    {{ exceptions.raise_compiler_error("max_age must be seconds or '<n> seconds|minutes|hours|days', got '" ~ age ~ "'.") }}
+    {{ exceptions.raise_compiler_error(name ~ " must be seconds or '<n> seconds|minutes|hours|days', got '" ~ age ~ "'.") }}
   {%- endif -%}
   {{ return((match.group(1) | int) * {'second': 1, 'minute': 60, 'hour': 3600, 'day': 86400}[match.group(2)]) }}
 {% endmacro %}

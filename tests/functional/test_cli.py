@@ -66,7 +66,7 @@ def test_status_reads_delta_directly_without_spark(tmp_path: Path) -> None:
 
 def test_json_is_alone_on_stdout_on_a_stock_session_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """On stock dbt-spark (`method: session`) the command asks dbt; with --json, stdout holds the
-    JSON alone: dbt's own log lines do not reach it."""
+    JSON alone: dbt's own log lines do not reach it. So does `pending`'s list."""
     profile = {"type": "spark", "method": "session", "host": "localhost", "schema": "analytics", "threads": 1}
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, profile=profile)
     bench.create_source([(1, "a", 1)])
@@ -81,3 +81,6 @@ def test_json_is_alone_on_stdout_on_a_stock_session_profile(tmp_path: Path, caps
     assert tablestream(["history", STREAM, "--project-dir", root, "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["from_version"], row["to_version"], row["mode"]) == (0, 0, "standard")
+    # pending asks the run-operation on such a profile: its selectors alone on stdout, and the exit code.
+    assert tablestream(["pending", "--project-dir", root, "--exit-code"]) == 0
+    assert capsys.readouterr().out.split() == ["log+"]

@@ -1,0 +1,200 @@
+"""Operating streams in production: `tablestream pending` for schedulers, a VACUUM that keeps what
+live streams need, and the stale forecast as a warning in `dbt test`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+
+from dbt_tablestream.cli import main as tablestream
+from tests.functional.local import shared_spark
+from tests.functional.streams import StreamBench, stream_model
+
+STALE_TESTS = """version: 2
+models:
+  - name: behind
+    data_tests:
+      - dbt_tablestream.stream_not_stale:
+          name: behind_warns_within_two_days
+          arguments: {warn_within: '2 days'}
+      - dbt_tablestream.stream_not_stale:
+          name: behind_within_an_hour
+          arguments: {warn_within: 3600}
+"""
+
+
+def pending_in_a_fresh_process(root: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`tablestream pending` in a process of its own, which must not import pyspark; and its time."""
+    probe = (
+        "import sys; from dbt_tablestream.cli import main; "
+        f"code = main(['pending', '--project-dir', {str(root)!r}, *{list(args)!r}]); "
+        "assert 'pyspark' not in sys.modules, sorted(m for m in sys.modules if 'spark' in m); sys.exit(code)"
+    )
+    started = time.monotonic()
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    return completed, time.monotonic() - started
+
+
+def printed_by(bench: StreamBench, *args: str) -> list[str]:
+    """What a dbt command's macros print (dbt's PrintEvent), in order."""
+    printed: list[str] = []
+
+    def collect(event: Any) -> None:
+        if event.info.name == "PrintEvent":
+            printed.append(event.data.msg)
+
+    result = bench.invoke(*args, callbacks=[collect])
+    assert result.success, result.exception
+    return printed
+
+
+def test_pending_lists_the_stream_behind_and_builds_it_with_its_downstream_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = StreamBench(
+        tmp_path,
+        {
+            "behind": stream_model(),
+            "caught_up": stream_model(source="u"),
+            "downstream": "{{ config(materialized='table') }} select id, name from {{ ref('behind') }}",
+            "unrelated": "{{ config(materialized='table') }} select 1 as id",
+        },
+        sources=("t", "u"),
+    )
+    (bench.project.root / "models" / "schema.yml").write_text(STALE_TESTS)
+    bench.create_source([(1, "a", 1), (2, "b", 2)])
+    bench.create_source([(1, "x", 1)], name="u")
+    bench.run()
+    root = bench.project.root
+
+    bench.append([(3, "c", 3)])
+    # A commit that changes no data (OPTIMIZE) leaves a stream with nothing to do.
+    DeltaTable(bench.source_path("u")).optimize.compact()
+    DeltaTable(bench.source_path("t")).alter.set_table_properties(
+        {"delta.deletedFileRetentionDuration": "interval 1 day"}
+    )
+
+    completed, elapsed = pending_in_a_fresh_process(root, "--exit-code")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == ["behind+"]
+    print(f"tablestream pending: {elapsed:.2f} s, interpreter start included")
+    assert elapsed < 5, elapsed
+
+    capsys.readouterr()
+    assert tablestream(["pending", "--project-dir", str(root), "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert entry["model"] == "behind" and entry["stream"] == "behind__app_t" and entry["source"] == "app.t"
+    assert (entry["offset_version"], entry["source_version"]) == (0, 2)
+    assert entry["reason"] == "1 data commit in (0, 2]"
+
+    # A cluster profile asks the same macro through run-operation: the same answer from Spark.
+    assert printed_by(bench, "run-operation", "dbt_tablestream.pending_streams") == ["behind+"]
+
+    # The stale forecast: the oldest unconsumed change passes the 1-day file retention within 2 days.
+    tested = bench.invoke("test", "--select", "behind")
+    statuses = {item.node.name: str(item.status) for item in tested.result.results if item.node.resource_type == "test"}
+    assert statuses == {"behind_warns_within_two_days": "warn", "behind_within_an_hour": "pass"}, statuses
+    (warning,) = [item for item in tested.result.results if str(item.status) == "warn"]
+    assert warning.failures == 1
+
+    built = bench.run_ok("build", "--select", completed.stdout.strip())
+    assert {item.node.name for item in built.result.results if item.node.resource_type == "model"} == {
+        "behind",
+        "downstream",
+    }
+    assert {str(item.status) for item in built.result.results if item.node.resource_type == "test"} == {"pass"}
+    assert Counter(row[:2] for row in bench.target_rows("downstream")) == Counter([(1, "a"), (2, "b"), (3, "c")])
+
+    completed, _ = pending_in_a_fresh_process(root, "--exit-code")
+    assert (completed.returncode, completed.stdout) == (1, ""), completed.stderr
+    assert tablestream(["pending", "--project-dir", str(root)]) == 0
+
+
+def source_files(bench: StreamBench) -> set[str]:
+    folder = Path(bench.source_path())
+    return {str(path.relative_to(folder)) for path in folder.rglob("*.parquet")}
+
+
+def plain_vacuum_would_delete(bench: StreamBench) -> set[str]:
+    spark = shared_spark()
+    spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = false")
+    try:
+        rows = spark.sql("vacuum app.t retain 0 hours dry run").collect()
+    finally:
+        spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = true")
+    folder = Path(bench.source_path()).resolve()
+    # Without its directories: VACUUM lists them too, and removes only the empty ones.
+    return {
+        str(Path(row["path"].removeprefix("file:")).relative_to(folder))
+        for row in rows
+        if row["path"].endswith(".parquet")
+    }
+
+
+def test_vacuum_keeps_what_a_live_stream_needs_where_a_plain_vacuum_strands_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()})
+    bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    bench.run()
+    bench.register()
+    spark = shared_spark()
+    # Rewrites: the window's change files and the data files they replaced are no version's now.
+    spark.sql("update app.t set age = age + 10 where id = 1")
+    spark.sql("delete from app.t where id = 2")
+    needed = plain_vacuum_would_delete(bench)
+    assert any(name.startswith("_change_data/") for name in needed) and len(needed) >= 3, needed
+
+    before = source_files(bench)
+    capsys.readouterr()
+    assert (
+        tablestream(["vacuum", "app.t", "--project-dir", str(bench.project.root), "--retain-hours", "0", "--dry-run"])
+        == 0
+    )
+    dry = capsys.readouterr().out
+    assert source_files(bench) == before
+    assert "kept " in dry and "for stream log__app_t, offset 0" in dry and "nothing was deleted" in dry, dry
+
+    assert tablestream(["vacuum", "app.t", "--project-dir", str(bench.project.root), "--retain-hours", "0"]) == 0
+    report = capsys.readouterr().out
+    assert f"kept {len(needed)} files for stream log__app_t, offset 0" in report, report
+    assert "(retention 2 hours instead of 0)" in report, report
+    assert needed <= source_files(bench)
+    appended = bench.run_appended("log")
+    assert appended == Counter([(1, "a", 1, "UPDATE_BEFORE"), (1, "a", 11, "UPDATE_AFTER"), (2, "b", 2, "DELETE")])
+
+    # The contrast: the same stream, behind again, and a plain zero-retention VACUUM.
+    spark.sql("update app.t set age = age + 10 where id = 3")
+    spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = false")
+    try:
+        spark.sql("vacuum app.t retain 0 hours")
+    finally:
+        spark.sql("set spark.databricks.delta.retentionDurationCheck.enabled = true")
+    bench.refused("log", "Stream log__app_t is stale", "VACUUM")
+
+
+def test_vacuum_refuses_bad_input_and_deletes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = StreamBench(tmp_path, {"log": stream_model()})
+    bench.create_source([(1, "a", 1)])
+    bench.run()
+    bench.register()
+    shared_spark().sql("update app.t set age = 2 where id = 1")
+    before = source_files(bench)
+    root = str(bench.project.root)
+    with pytest.raises(SystemExit):
+        tablestream(["vacuum", "app.t", "--project-dir", root, "--forc"])
+    capsys.readouterr()
+    assert tablestream(["vacuum", "app.t", "--project-dir", root, "--retain-hours", "-1"]) == 1
+    assert tablestream(["vacuum", "app.missing", "--project-dir", root]) == 1
+    out = capsys.readouterr().out
+    assert "retain_hours must be a number of hours, 0 or more, got '-1.0'. Nothing was vacuumed." in out, out
+    assert "no table app.missing" in out, out
+    assert source_files(bench) == before
