@@ -1,5 +1,7 @@
-"""The local cluster for the Thrift tests: started once per pytest process, stopped at its end,
-also when a test fails (tests/cluster/local_cluster.py)."""
+"""The local cluster for the Thrift tests: started once for this package's tests, stopped when
+they are done, also when a test fails (tests/cluster/local_cluster.py). An idle cluster (master,
+worker, Thrift server) still takes about a quarter of a core here, which the rest of the suite
+needs on a 2-core machine."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from tests.cluster.local_cluster import LocalCluster, session_jars
 from tests.functional.local import shared_spark
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def thrift_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     # The jars the shared local session already fetched: nothing is resolved twice.
     cluster = LocalCluster(Path(tmp_path_factory.mktemp("cluster")), jars=session_jars(shared_spark()))
