@@ -1,7 +1,7 @@
 {#-- The column contract of a stream read (docs/architecture.md, "The layers"): every source column, then
      __change_type, __commit_version, __commit_timestamp. The window is embedded as a comment so the
      materialization commits exactly the window that was read. --#}
-{% macro change_rows_sql(stream, source_relation, columns=none) %}
+{% macro change_rows_sql(stream, source_relation, columns=none, marked=true) %}
   {%- set columns = columns if columns is not none else adapter.get_columns_in_relation(source_relation) -%}
   {%- set marker = tojson(stream) | replace('/', '\\/') -%}
   {%- set column_list -%}
@@ -9,7 +9,9 @@
   {%- endset -%}
   {%- set sql -%}
 (
+  {%- if marked %}
   /* tablestream:window {{ marker }} */
+  {%- endif %}
   {%- if stream.view is none %}
   select {{ column_list }}cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from {{ source_relation }} where 1 = 0
@@ -23,12 +25,56 @@
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from {{ stream.view }}
+  from {{ dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream.stream_drops_carryovers(stream) else stream.view }}
   {%- if stream.mode == 'append_only' %}
   where _change_type = 'insert'
   {%- endif %}
   {%- endif %}
 )
+  {%- endset -%}
+  {{ return(sql) }}
+{% endmacro %}
+
+
+{#-- Whether a read leaves out carry-over rows: `drop_carryovers` (on by default) for reads of the
+     change data feed. A snapshot has none, and Delta's changelog (stream_read: changes) already
+     drops them (Spark's default deduplicationMode). --#}
+{% macro stream_drops_carryovers(stream) %}
+  {{ return(stream.get('drop_carryovers', true) and not stream.snapshot and (stream.get('read') or 'table_changes') == 'table_changes') }}
+{% endmacro %}
+
+
+{#-- The change feed's rows without its carry-overs: rows a commit rewrote without changing them.
+     An UPDATE or MERGE that sets a row to what it was records equal pre- and post-images, and a
+     MERGE that deletes and inserts a row unchanged records an equal delete and insert, in one
+     version. Within a version, equal rows of a pair's two sides (update_preimage with
+     update_postimage, delete with insert) cancel one for one; what is left over on either side is
+     a real change. Equal means every column equal, NULLs included (a map column compared by its
+     JSON, timestamps to the microsecond). --#}
+{% macro drop_carryovers_sql(changes_relation, columns) %}
+  {%- set identity = ['_commit_version', "_change_type in ('update_preimage', 'update_postimage')"] -%}
+  {%- for column in columns -%}
+    {%- set type = (column.dtype if column.dtype is defined else column.dataType.simpleString()) | string | lower -%}
+    {%- if 'map<' in type -%}
+      {%- do identity.append("to_json(" ~ adapter.quote(column.name) ~ ", map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))") -%}
+    {%- else -%}
+      {%- do identity.append(adapter.quote(column.name)) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set before = "_change_type in ('update_preimage', 'delete')" -%}
+  {%- set partition = 'partition by ' ~ identity | join(', ') -%}
+  {%- set sql -%}
+(select * from (
+    select *,
+      count_if({{ before }}) over (__tablestream_pair) as __tablestream_before,
+      count_if(not {{ before }}) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from {{ changes_relation }}
+    window __tablestream_pair as ({{ partition }}),
+      __tablestream_side as ({{ partition }} order by case when {{ before }} then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when {{ before }} then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   {%- endset -%}
   {{ return(sql) }}
 {% endmacro %}

@@ -220,6 +220,10 @@ class ModelRender:
                 after = int(start_at["version"])
             else:
                 after = VERSION_AT_TIMESTAMP
+        max_versions = self.config.get("max_versions_per_run")
+        through = LATEST_VERSION
+        if max_versions is not None and not snapshot and after < through:
+            through = min(through, after + int(max_versions))
         stream: dict[str, Any] = {
             "stream": name,
             "stream_id": f"tablestream/{name}/0",
@@ -230,13 +234,16 @@ class ModelRender:
             "read": self.config.get("stream_read", "table_changes"),
             "spark_net_changes": self.config.get("spark_net_changes", False),
             "after": after,
-            "through": LATEST_VERSION,
+            "through": through,
+            "latest": LATEST_VERSION,
+            "max_versions": max_versions,
+            "drop_carryovers": self.config.get("drop_carryovers", True),
             "restart": first,
             "snapshot": snapshot,
             "timestamp": LATEST_TIMESTAMP,
             "view": None,
         }
-        if snapshot or after < LATEST_VERSION:
+        if snapshot or after < through:
             stream["view"] = "window"
         return stream
 

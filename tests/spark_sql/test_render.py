@@ -26,7 +26,7 @@ def rendered(renderer: SparkRenderer) -> dict[str, list[Statement]]:
 
 def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Statement]]) -> None:
     materializations = {model: statements for model, statements in rendered.items()}
-    assert len(materializations) == 11
+    assert len(materializations) == 12
     steps = {statement.step for statements in rendered.values() for statement in statements}
     assert {
         "source_state",

@@ -25,7 +25,7 @@ show tblproperties app.order_events;
 -- order_events_current: first_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -45,7 +45,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_i
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -70,7 +70,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -138,7 +138,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -241,7 +241,7 @@ describe history `app`.`order_events` limit 1;
 show tblproperties app.order_events;
 
 -- order_events_current: next_run / offsets_read
-select epoch, to_version, source_table_id, mode
+select epoch, to_version, source_table_id, mode, source
 from analytics.tablestream_offsets
 where stream_name = 'order_events_current__app_order_events'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -259,7 +259,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- order_events_current: next_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -269,7 +269,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.order_events', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.order_events', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- order_events_current: next_run / null_keys
@@ -277,7 +287,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_i
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -287,7 +297,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.order_events', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.order_events', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_keys;
 
 -- order_events_current: next_run / tombstones
@@ -301,7 +321,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -311,7 +331,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.order_events', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.order_events', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_ordered as (
@@ -381,7 +411,7 @@ using (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "epoch": 0, "source": "app.order_events", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.order_events', 6, 9)"} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -391,7 +421,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.order_events', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.order_events', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_ordered as (

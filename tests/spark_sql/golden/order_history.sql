@@ -24,7 +24,7 @@ show tblproperties app.orders;
 
 -- order_history: first_run / model
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -43,7 +43,7 @@ select * from (
 select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -82,7 +82,7 @@ select * from (with __tablestream_events as (
   from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -214,7 +214,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- order_history: next_run / offsets_read
-select epoch, to_version, source_table_id, mode
+select epoch, to_version, source_table_id, mode, source
 from analytics.tablestream_offsets
 where stream_name = 'order_history__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -231,7 +231,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 
 -- order_history: next_run / model
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -241,14 +241,24 @@ select * from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- order_history: next_run / null_keys
 select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -258,7 +268,17 @@ select * from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_keys;
 
 -- order_history: next_run / target_marker
@@ -283,7 +303,7 @@ with __tablestream_events as (
   from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -293,7 +313,17 @@ select * from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_points as (

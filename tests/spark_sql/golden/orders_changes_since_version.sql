@@ -31,7 +31,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes_since_version: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 3, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -41,7 +41,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 4, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 4, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- orders_changes_since_version: first_run / commit_open
@@ -65,7 +75,7 @@ as
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 3, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 3, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 4, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -75,7 +85,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 4, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 4, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- orders_changes_since_version: first_run / commit_close
@@ -137,7 +157,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_changes_since_version: next_run / offsets_read
-select epoch, to_version, source_table_id, mode
+select epoch, to_version, source_table_id, mode, source
 from analytics.tablestream_offsets
 where stream_name = 'orders_changes_since_version__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -155,7 +175,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes_since_version: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -165,7 +185,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- orders_changes_since_version: next_run / write_rows
@@ -174,7 +204,7 @@ create or replace temporary view orders_changes_since_version__dbt_tmp as
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_version__app_orders", "stream_id": "tablestream\/orders_changes_since_version__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -184,7 +214,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- orders_changes_since_version: next_run / target_marker

@@ -34,7 +34,7 @@ show tblproperties app.orders;
 -- orders_current_changes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -54,7 +54,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -93,7 +93,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 9, "through": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -193,7 +193,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_current_changes: next_run / offsets_read
-select epoch, to_version, source_table_id, mode
+select epoch, to_version, source_table_id, mode, source
 from analytics.tablestream_offsets
 where stream_name = 'orders_current_changes__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -211,7 +211,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_changes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')"} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -229,7 +229,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')"} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -265,7 +265,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')"} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "changes", "spark_net_changes": true, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

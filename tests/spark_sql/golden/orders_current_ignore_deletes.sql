@@ -31,7 +31,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_ignore_deletes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -41,7 +41,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   where _change_type = 'insert'
 );
 
@@ -50,7 +60,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -60,7 +70,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   where _change_type = 'insert'
 )) as __tablestream_keys;
 
@@ -88,7 +108,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -98,7 +118,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   where _change_type = 'insert'
 )) as __tablestream_model
 ), __tablestream_ordered as (
@@ -178,7 +208,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_current_ignore_deletes: next_run / offsets_read
-select epoch, to_version, source_table_id, mode
+select epoch, to_version, source_table_id, mode, source
 from analytics.tablestream_offsets
 where stream_name = 'orders_current_ignore_deletes__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -196,7 +226,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_ignore_deletes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -206,7 +236,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   where _change_type = 'insert'
 );
 
@@ -215,7 +255,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -225,7 +265,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   where _change_type = 'insert'
 )) as __tablestream_keys;
 
@@ -252,7 +302,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -262,7 +312,17 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from table_changes('app.orders', 6, 9)
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.orders', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
   where _change_type = 'insert'
 )) as __tablestream_model
 ), __tablestream_ordered as (

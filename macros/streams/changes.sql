@@ -1,0 +1,74 @@
+{#-- A change query without a cursor: the changes of a Delta table between two versions (or
+     timestamps), in the stream column contract, with no stream, offset or marker. Snowflake's
+     `CHANGES ... AT(...) END(...)`, for audits, backfills and tests. --#}
+{% macro changes(relation, from, to=none, drop_carryovers=true) %}
+  {%- if not execute -%}
+    {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
+  {%- endif -%}
+  {{ return(adapter.dispatch('changes', 'dbt_tablestream')(relation, from, to, drop_carryovers)) }}
+{% endmacro %}
+
+
+{#-- The range is checked as a stream's window is (window.sql), with its own remedy, and read
+     with the same relation and column contract, without the window marker a stream model
+     commits. --#}
+{% macro spark__changes(relation, from, to=none, drop_carryovers=true) %}
+  {%- set source = dbt_tablestream.stream_source_name(relation) -%}
+  {%- set query = 'changes(' ~ source ~ ', ' ~ from ~ ', ' ~ to ~ ')' -%}
+  {%- for name, point in [['from', from], ['to', to]] if point is not none -%}
+    {%- if not ((point is number and point is not boolean and point >= 0 and point == point | int) or point is string) -%}
+      {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set read = dbt_tablestream.stream_read_mode() -%}
+  {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
+  {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
+  {%- if not state.tracked -%}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(query, source, read)) }}
+  {%- endif -%}
+  {%- set first = dbt_tablestream.changes_range_version(relation, query, 'from', from) -%}
+  {%- set last = state.latest_version if to is none else dbt_tablestream.changes_range_version(relation, query, 'to', to) -%}
+  {%- if last > state.latest_version -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": version " ~ last ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ source ~ ". Use a `to` from 0 to " ~ state.latest_version ~ ", or leave it out to read to the latest version.") }}
+  {%- endif -%}
+  {%- if first > last -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range starts at version " ~ first ~ " and ends at version " ~ last ~ " of " ~ source ~ ", so it is empty. Give a `from` at or before the `to`.") }}
+  {%- endif -%}
+  {%- set range = {
+      'stream': query, 'source': source, 'source_table_id': state.table_id, 'mode': 'standard', 'read': read,
+      'spark_net_changes': false, 'after': first - 1, 'through': last, 'snapshot': false,
+      'file_retention': state.file_retention, 'drop_carryovers': drop_carryovers, 'view': none} -%}
+  {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(state.file_retention)).rows[0][0] -%}
+  {%- set remedy = "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)." -%}
+  {%- set problem = dbt_tablestream.spark__window_problem(relation, range, none, remedy, none, retained_from) -%}
+  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}{%- endif -%}
+  {%- do range.update({'view': dbt_tablestream.spark__window_relation_sql(relation, range)}) -%}
+  {{ return(dbt_tablestream.change_rows_sql(range, relation, none, false)) }}
+{% endmacro %}
+
+
+{% macro default__changes(relation, from, to=none, drop_carryovers=true) %}
+  {{ dbt_tablestream.engine_not_supported('changes') }}
+{% endmacro %}
+
+
+{#-- One end of a change query's range as a version: a version as given; a timestamp as Delta's
+     table_changes takes it, the first version committed at or after it (`from`) or the last at or
+     before it (`to`). --#}
+{% macro changes_range_version(relation, query, name, point) %}
+  {%- if point is number -%}{{ return(point | int) }}{%- endif -%}
+  {%- set moment = run_query(dbt_tablestream.spark__timestamp_sql(point)).rows[0][0] -%}
+  {%- if moment is none -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` '" ~ point ~ "' is neither a version nor an ISO-8601 timestamp (e.g. '2024-01-15T10:00:00Z').") }}
+  {%- endif -%}
+  {%- set versions = [] -%}
+  {%- for row in run_query(dbt_tablestream.spark__describe_history_sql(relation, none)).rows
+        if (row['timestamp'] >= moment if name == 'from' else row['timestamp'] <= moment) -%}
+    {%- do versions.append(row['version'] | int) -%}
+  {%- endfor -%}
+  {%- if not versions -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": " ~ dbt_tablestream.stream_source_name(relation) ~ " has no version committed "
+        ~ ("at or after" if name == 'from' else "at or before") ~ " " ~ point ~ ". Use " ~ ("an earlier `from`" if name == 'from' else "a later `to`") ~ ", or give a version.") }}
+  {%- endif -%}
+  {{ return(versions | min if name == 'from' else versions | max) }}
+{% endmacro %}
