@@ -73,7 +73,9 @@
   {%- if stream.view is none -%}
     {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ " is empty; no-op, offset at " ~ stream.through) }}
   {%- endif -%}
-  {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ stream.through) }}
+  {%- set behind = (stream.latest | int) - stream.through if stream.get('latest') is not none else 0 -%}
+  {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ stream.through
+      ~ ("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " (max_versions_per_run: " ~ stream.max_versions ~ "); the next run continues" if behind > 0 else "")) }}
 {% endmacro %}
 
 

@@ -10,9 +10,9 @@
   {%- endif -%}
 
   {%- set start_at = config.get('start_at', 'snapshot') -%}
-  {%- set accepted_start = "snapshot, latest, earliest, {version: N}, {timestamp: 'ISO-8601'}" -%}
+  {%- set accepted_start = "snapshot, latest, earliest, {version: N}, {timestamp: 'ISO-8601'}, {stream: <stream name>}" -%}
   {%- if start_at is mapping -%}
-    {%- if start_at | length != 1 or (start_at.keys() | list)[0] not in ['version', 'timestamp'] -%}
+    {%- if start_at | length != 1 or (start_at.keys() | list)[0] not in ['version', 'timestamp', 'stream'] -%}
       {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid start_at " ~ start_at ~ ". Accepted values: " ~ accepted_start) }}
     {%- endif -%}
     {%- if 'version' in start_at and (start_at.version is not number or start_at.version < 0 or start_at.version != start_at.version | int) -%}
@@ -20,6 +20,9 @@
     {%- endif -%}
     {%- if 'timestamp' in start_at and start_at.timestamp is not string -%}
       {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": start_at timestamp must be an ISO-8601 string in quotes, got " ~ start_at.timestamp) }}
+    {%- endif -%}
+    {%- if 'stream' in start_at and (start_at.stream is not string or not modules.re.fullmatch('[A-Za-z0-9_]+', start_at.stream)) -%}
+      {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": start_at stream must name a stream of the same source (letters, digits and underscores), got " ~ start_at.stream) }}
     {%- endif -%}
   {%- elif start_at not in ['snapshot', 'latest', 'earliest'] -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid start_at '" ~ start_at ~ "'. Accepted values: " ~ accepted_start) }}
@@ -40,6 +43,15 @@
   {%- endif -%}
   {%- if spark_net_changes and config.get('materialized') == 'table_stream' and (config.get('unique_key', none) is none or not config.get('net_changes', true)) -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}
+  {%- endif -%}
+
+  {%- set max_versions = config.get('max_versions_per_run', none) -%}
+  {%- if max_versions is not none and (max_versions is not number or max_versions is boolean or max_versions < 1 or max_versions != max_versions | int) -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": max_versions_per_run must be a whole number of source versions >= 1 (or unset, to read every pending version), got " ~ max_versions) }}
+  {%- endif -%}
+  {%- set drop_carryovers = config.get('drop_carryovers', true) -%}
+  {%- if drop_carryovers not in [true, false] -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": drop_carryovers must be true or false, got " ~ drop_carryovers) }}
   {%- endif -%}
 
   {%- set stream_name = config.get('stream_name', none) -%}

@@ -18,13 +18,13 @@
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
-  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3]}) }}
+  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3], 'source': rows[0][4]}) }}
 {% endmacro %}
 
 
 {% macro read_stream_offset_sql(relation, stream_name) %}
   {%- set query -%}
-select epoch, to_version, source_table_id, mode
+select epoch, to_version, source_table_id, mode, source
 from {{ relation }}
 where stream_name = '{{ stream_name }}'
 order by epoch desc, to_version desc nulls last, committed_at desc

@@ -54,6 +54,8 @@
         {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": the source " ~ relation ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ relation ~ "}'`, or use start_at: latest.") }}
       {%- endif -%}
       {%- set after = state.earliest_change_version - 1 -%}
+    {%- elif 'stream' in start_at -%}
+      {%- set after = dbt_tablestream.stream_offset_to_start_at(stream_name, start_at.stream, relation, state) -%}
     {%- elif 'version' in start_at -%}
       {%- if start_at.version > state.latest_version -%}
         {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ relation ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
@@ -70,6 +72,13 @@
   {%- endif -%}
 
   {%- set snapshot = restart and start_at == 'snapshot' -%}
+  {#-- A bounded run reads whole commits up to `max_versions_per_run` past the offset; the next run
+       continues from there. A snapshot reads one version, so it has nothing to bound. --#}
+  {%- set max_versions = config.get('max_versions_per_run', none) -%}
+  {%- set through = state.latest_version -%}
+  {%- if max_versions is not none and not snapshot and after < through -%}
+    {%- set through = [through, after + (max_versions | int)] | min -%}
+  {%- endif -%}
   {%- set stream = {
       'stream': stream_name,
       'stream_id': 'tablestream/' ~ stream_name ~ '/' ~ epoch,
@@ -80,7 +89,10 @@
       'read': read,
       'spark_net_changes': config.get('spark_net_changes', false),
       'after': after,
-      'through': state.latest_version,
+      'through': through,
+      'latest': state.latest_version,
+      'max_versions': max_versions,
+      'drop_carryovers': config.get('drop_carryovers', true),
       'restart': restart,
       'snapshot': snapshot,
       'timestamp': state.latest_timestamp,
@@ -91,8 +103,8 @@
        recreated with fewer versions than the offset would otherwise pass as "nothing new". --#}
   {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
-  {%- if snapshot or after < state.latest_version or recreated -%}
-    {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ state.latest_version ~ ('__snapshot' if snapshot else '')}) -%}
+  {%- if snapshot or after < through or recreated -%}
+    {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ through ~ ('__snapshot' if snapshot else '')}) -%}
     {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id)}) -%}
   {%- endif -%}
   {{ return(stream) }}
@@ -119,4 +131,26 @@
   {{ return("Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ source
       ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
       ~ source ~ "}'`; the stream sees changes committed from then on.") }}
+{% endmacro %}
+
+
+{#-- start_at: {stream: <name>}: the offset another stream of the same source stands at now (its
+     latest row in this model's offsets log), so a second consumer or a blue/green rebuild starts
+     where that stream is. --#}
+{% macro stream_offset_to_start_at(stream_name, other_name, relation, state) %}
+  {%- set source = dbt_tablestream.stream_source_name(relation) -%}
+  {%- set other = dbt_tablestream.read_stream_offset(other_name) -%}
+  {%- set log = dbt_tablestream.offsets_relation() -%}
+  {%- if other is none or other.to_version is none -%}
+    {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at names the stream " ~ other_name ~ ", which has "
+        ~ ("no row in " ~ log if other is none else "no offset (it was reset or dropped and has not run since)")
+        ~ ", so there is no offset to start at. Nothing was written. Name a stream that has run on " ~ source
+        ~ " and logs to " ~ log ~ ", or use another start_at.") }}
+  {%- endif -%}
+  {%- if other.source != source or other.source_table_id != state.table_id -%}
+    {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at names the stream " ~ other_name ~ ", which reads "
+        ~ (other.source if other.source != source else other.source ~ " as it was before it was dropped and recreated (Delta table id " ~ other.source_table_id ~ ", now " ~ state.table_id ~ ")")
+        ~ ", not " ~ source ~ ", so its offset is not a version of this source. Nothing was written. Name a stream of " ~ source ~ ", or use another start_at.") }}
+  {%- endif -%}
+  {{ return(other.to_version | int) }}
 {% endmacro %}

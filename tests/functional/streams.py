@@ -201,10 +201,11 @@ class StreamBench:
         path = self.warehouse / "analytics.db" / "tablestream_offsets"
         return DeltaTable(str(path)).version() if path.exists() else None
 
-    def refused(self, model: str, *fragments: str) -> str:
-        """Run ``model`` expecting a refusal: the message has every fragment and nothing was written."""
+    def refused(self, model: str, *fragments: str, args: tuple[str, ...] = ()) -> str:
+        """Run ``model`` (with ``args``) expecting a refusal: the message has every fragment and
+        nothing was written."""
         state = (self.target_version(model), self.target_rows(model), self.offsets_version(), self.offsets())
-        result = self.invoke("run", "-s", model)
+        result = self.invoke("run", "-s", model, *args)
         assert not result.success
         message = str(result.exception) if result.exception else str(model_results(result)[0].message)
         for fragment in fragments:
