@@ -75,19 +75,34 @@ class HistoryOracle:
 
 def feed_changes(source: Path) -> list[dict[str, Any]]:
     """The source's change feed from version 0 to its latest, in commit order, pre-images
-    dropped; times in epoch milliseconds."""
+    dropped, and updates that left their row as it was (carry-overs) too; times in epoch
+    milliseconds."""
     table = f"delta.`{sql_path(source)}`"
     end = shared_spark().sql(f"describe history {table} limit 1").collect()[0][0]
     rows = (
         shared_spark()
         .sql(
             f"select *, unix_millis(_commit_timestamp) as at from table_changes('{table}', 0, {end})"
-            " where _change_type <> 'update_preimage'"
             " order by _commit_version, case when _change_type = 'delete' then 0 else 1 end"
         )
         .collect()
     )
-    return [row.asDict() for row in rows]
+    changes = [row.asDict() for row in rows]
+    data = ("id", "name", "age")
+    before = {
+        (change["_commit_version"], change["id"]): tuple(change[column] for column in data)
+        for change in changes
+        if change["_change_type"] == "update_preimage"
+    }
+    return [
+        change
+        for change in changes
+        if change["_change_type"] != "update_preimage"
+        and not (
+            change["_change_type"] == "update_postimage"
+            and before.get((change["_commit_version"], change["id"])) == tuple(change[column] for column in data)
+        )
+    ]
 
 
 def replay_feed(source: Path, oracle: HistoryOracle) -> Counter[Version]:
