@@ -38,6 +38,8 @@ setup(
     extras_require={
         "test": [
             "pytest>=8",
+            # two workers, each with its own local session (tests/conftest.py spreads the suite)
+            "pytest-xdist>=3.6",
             "hypothesis>=6.100",
             "dbt-tests-adapter>=1.11,<1.21",
             "ruff>=0.6",

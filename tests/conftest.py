@@ -36,3 +36,19 @@ def spark(tablestream_warehouse: Path):
 @pytest.fixture(scope="class")
 def dbt_profile_target(tablestream_warehouse: Path) -> dict[str, object]:
     return {"type": "tablestream", "warehouse": str(tablestream_warehouse), "threads": 1}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """How pytest-xdist spreads the suite over its workers (`-n 2`, pyproject.toml): a test
+    class whole on one worker, so its class-scoped dbt project is set up once; the Thrift tests
+    whole on one worker, so one local cluster serves them; every other test on its own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SuiteScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith("tests/cluster/"):
+                return "tests/cluster"
+            parts = nodeid.split("::")
+            return "::".join(parts[:2]) if len(parts) > 2 else nodeid
+
+    return SuiteScheduling(config, log)
