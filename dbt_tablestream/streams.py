@@ -209,7 +209,9 @@ class TableStream:
         row_sql = render("offsets_values_sql", values, invocation_id=f"pyspark-{uuid.uuid4()}")
         self.spark.sql(f"create schema if not exists `{self.offsets_schema}`")
         self.spark.sql(render("spark__offsets_log_create_sql", self.offsets_relation, row_sql))
-        self.spark.sql(render("spark__offsets_log_append_sql", self.offsets_relation, row_sql))
+        # Named columns: the log may have gained dbt runs' `note` column (offsets_columns).
+        columns = render("offsets_columns")
+        self.spark.sql(render("spark__offsets_log_append_sql", self.offsets_relation, row_sql, columns))
 
     def _marked_position(self) -> Position | None:
         """The newest commit on the target made by this stream, from its commitInfo.userMetadata."""

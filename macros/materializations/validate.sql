@@ -49,6 +49,12 @@
   {%- if max_versions is not none and (max_versions is not number or max_versions is boolean or max_versions < 1 or max_versions != max_versions | int) -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": max_versions_per_run must be a whole number of source versions >= 1 (or unset, to read every pending version), got " ~ max_versions) }}
   {%- endif -%}
+  {%- set on_stale = config.get('on_stale', 'fail') -%}
+  {%- set accepted_stale = ['fail', 'resnapshot', 'skip_to_latest'] -%}
+  {%- if on_stale not in accepted_stale -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_stale '" ~ on_stale ~ "'. Accepted values: " ~ accepted_stale | join(', ')
+        ~ " (what a run does when the source went stale or was recreated: refuse, rebuild the target from a snapshot, or skip to the latest version).") }}
+  {%- endif -%}
   {%- set drop_carryovers = config.get('drop_carryovers', true) -%}
   {%- if drop_carryovers not in [true, false] -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": drop_carryovers must be true or false, got " ~ drop_carryovers) }}

@@ -1,27 +1,33 @@
 {#-- Appending to the offsets log: created empty from the row's own select, then appended. --#}
 
 
-{% macro append_offsets_row(relation, select_sql) %}
-  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql)) }}
+{% macro append_offsets_row(relation, select_sql, columns=none) %}
+  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns)) }}
 {% endmacro %}
 
 
 {#-- dbt's relation cache already lists the target schema's tables, so a log that exists costs no
      statement; only a first run creates it. --#}
-{% macro spark__append_offsets_row(relation, select_sql) %}
+{% macro spark__append_offsets_row(relation, select_sql, columns=none) %}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {% call statement('create_stream_offsets') -%}
       {{ dbt_tablestream.spark__offsets_log_create_sql(relation, select_sql) }}
     {%- endcall %}
     {%- do adapter.cache_added(relation) -%}
+  {%- elif columns is not none and 'note' in columns -%}
+    {#-- Only a row with a note reads the log's columns: a log older than the column gains it. --#}
+    {%- set present = adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list -%}
+    {%- if 'note' not in present -%}
+      {%- do run_query('alter table ' ~ relation ~ ' add columns (note string)') -%}
+    {%- endif -%}
   {%- endif %}
   {% call statement('append_stream_offset') -%}
-    {{ dbt_tablestream.spark__offsets_log_append_sql(relation, select_sql) }}
+    {{ dbt_tablestream.spark__offsets_log_append_sql(relation, select_sql, columns) }}
   {%- endcall %}
 {% endmacro %}
 
 
-{% macro default__append_offsets_row(relation, select_sql) %}
+{% macro default__append_offsets_row(relation, select_sql, columns=none) %}
   {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}
 {% endmacro %}
 
@@ -33,6 +39,6 @@
 {% endmacro %}
 
 
-{% macro spark__offsets_log_append_sql(relation, select_sql) %}
-  {{ return('insert into ' ~ relation ~ '\n' ~ select_sql) }}
+{% macro spark__offsets_log_append_sql(relation, select_sql, columns=none) %}
+  {{ return('insert into ' ~ relation ~ (' (' ~ columns | join(', ') ~ ')' if columns else '') ~ '\n' ~ select_sql) }}
 {% endmacro %}

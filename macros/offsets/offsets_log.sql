@@ -56,7 +56,8 @@ order by stream_name
   {{ return(dbt_tablestream.offsets_values_sql({
       'stream_name': stream.stream, 'epoch': stream.epoch, 'stream_id': stream.stream_id, 'source': stream.source,
       'source_table_id': stream.source_table_id, 'mode': stream.mode, 'from_version': stream.after,
-      'to_version': stream.through, 'target': this.schema ~ '.' ~ this.identifier, 'rows_written': rows_written})) }}
+      'to_version': stream.through, 'target': this.schema ~ '.' ~ this.identifier, 'rows_written': rows_written,
+      'note': stream.get('note')})) }}
 {% endmacro %}
 
 
@@ -76,6 +77,9 @@ order by stream_name
     cast({{ values.rows_written if values.rows_written is not none else 'null' }} as bigint) as rows_written,
     '{{ invocation_id }}' as invocation_id,
     current_timestamp() as committed_at
+    {%- if values.get('note') is not none %},
+    {{ dbt_tablestream.sql_string(values.note) }} as note
+    {%- endif %}
   {% endset %}
   {{ return(row_sql) }}
 {% endmacro %}
@@ -86,9 +90,19 @@ order by stream_name
 {% endmacro %}
 
 
+{#-- The offsets log's columns. `note` (why a run recovered from a stale source) is added to a log
+     the first time a row carries one; every row names its columns, so a row without a note fits
+     a log with or without the column. --#}
+{% macro offsets_columns(with_note=false) %}
+  {{ return(['stream_name', 'epoch', 'stream_id', 'source', 'source_table_id', 'mode', 'from_version', 'to_version',
+             'target', 'rows_written', 'invocation_id', 'committed_at'] + (['note'] if with_note else [])) }}
+{% endmacro %}
+
+
 {% macro append_stream_offset(stream, rows_written) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
-  {%- do dbt_tablestream.append_offsets_row(relation, dbt_tablestream.offsets_row_sql(stream, rows_written)) -%}
+  {%- do dbt_tablestream.append_offsets_row(relation, dbt_tablestream.offsets_row_sql(stream, rows_written),
+                                            dbt_tablestream.offsets_columns(stream.get('note') is not none)) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}

@@ -33,6 +33,6 @@
       'stream_name': position.stream_name, 'epoch': epoch, 'stream_id': 'tablestream/' ~ position.stream_name ~ '/' ~ epoch,
       'source': position.source, 'source_table_id': source_table_id, 'mode': mode,
       'from_version': position.to_version, 'to_version': to_version, 'target': position.target, 'rows_written': none}) -%}
-  {%- do dbt_tablestream.append_offsets_row(dbt_tablestream.offsets_relation(schema), row_sql) -%}
+  {%- do dbt_tablestream.append_offsets_row(dbt_tablestream.offsets_relation(schema), row_sql, dbt_tablestream.offsets_columns()) -%}
   {{ return(epoch) }}
 {% endmacro %}

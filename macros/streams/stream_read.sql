@@ -104,10 +104,42 @@
   {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
   {%- if snapshot or after < through or recreated -%}
-    {%- do stream.update({'view': '__tablestream_window__' ~ stream_name ~ '__' ~ epoch ~ '__' ~ (after | string | replace('-', 'm')) ~ '__' ~ through ~ ('__snapshot' if snapshot else '')}) -%}
-    {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id)}) -%}
+    {#-- With on_stale other than fail, a stale or recreated source is recovered from, not refused
+         (recover_stale_stream); any other problem is still refused. --#}
+    {%- set on_stale = config.get('on_stale', 'fail') -%}
+    {%- set checked = on_stale != 'fail' and not restart -%}
+    {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id) if checked else none -%}
+    {%- set recovered = problem is not none and (recreated or problem.startswith('Stream ' ~ stream_name ~ ' is stale')) -%}
+    {%- if recovered -%}
+      {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
+    {%- elif problem is not none -%}
+      {{ exceptions.raise_compiler_error(problem) }}
+    {%- endif -%}
+    {%- if stream.snapshot or stream.after < stream.through or (recreated and not recovered) -%}
+      {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, checked)}) -%}
+    {%- endif -%}
   {%- endif -%}
   {{ return(stream) }}
+{% endmacro %}
+
+
+{#-- on_stale: a stream whose source went stale (its window's log entries or files are gone) or
+     was recreated moves to a new epoch at the source's latest version instead of failing:
+     `resnapshot` rebuilds the target from a snapshot there, `skip_to_latest` applies nothing and
+     leaves the versions in between unapplied. Either way a warning says what happened, and the
+     offsets row's note records why. --#}
+{% macro recover_stale_stream(stream, on_stale, problem, epoch) %}
+  {%- set skipped = stream.after ~ ', ' ~ stream.latest -%}
+  {%- do stream.update({'epoch': epoch, 'stream_id': 'tablestream/' ~ stream.stream ~ '/' ~ epoch,
+                        'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem}) -%}
+  {%- if on_stale == 'resnapshot' -%}
+    {%- do stream.update({'restart': true, 'snapshot': true}) -%}
+    {%- do exceptions.warn("Stream " ~ stream.stream ~ " (on_stale: resnapshot): the target is rebuilt from a snapshot of " ~ stream.source
+        ~ " at version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
+  {%- else -%}
+    {%- do exceptions.warn("Stream " ~ stream.stream ~ " (on_stale: skip_to_latest): skipped the versions (" ~ skipped ~ "] of " ~ stream.source
+        ~ "; their changes are not in the target. The offset moves to version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
+  {%- endif -%}
 {% endmacro %}
 
 

@@ -1,26 +1,43 @@
 {#-- The window (after, through] of a stream: checked against the source's log, then read. --#}
 
 
-{#-- Checks the window and returns the relation its raw change rows are read from. --#}
-{% macro register_stream_window(relation, stream, table_id) %}
-  {{ return(adapter.dispatch('register_stream_window', 'dbt_tablestream')(relation, stream, table_id)) }}
+{#-- Checks the window (unless `checked`: the caller already asked stream_window_problem) and
+     returns the relation its raw change rows are read from. --#}
+{% macro register_stream_window(relation, stream, table_id, checked=false) %}
+  {{ return(adapter.dispatch('register_stream_window', 'dbt_tablestream')(relation, stream, table_id, checked)) }}
 {% endmacro %}
 
 
 {#-- Refuses a window that cannot be read completely and exactly (docs/architecture.md, "One
      stream run, traced", step 2), then returns the relation its changes are read from. --#}
-{% macro spark__register_stream_window(relation, stream, table_id) %}
-  {%- if not stream.snapshot -%}
-    {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
-    {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), none, retained_from) -%}
-    {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
-  {%- endif -%}
+{% macro spark__register_stream_window(relation, stream, table_id, checked=false) %}
+  {%- set problem = none if checked else dbt_tablestream.stream_window_problem(relation, stream, table_id) -%}
+  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
   {{ return(dbt_tablestream.spark__window_relation_sql(relation, stream)) }}
 {% endmacro %}
 
 
-{% macro default__register_stream_window(relation, stream, table_id) %}
+{% macro default__register_stream_window(relation, stream, table_id, checked=false) %}
   {{ dbt_tablestream.engine_not_supported('register_stream_window') }}
+{% endmacro %}
+
+
+{#-- Why the stream's window cannot be read completely and exactly, or none (a snapshot reads no
+     window). --#}
+{% macro stream_window_problem(relation, stream, table_id) %}
+  {{ return(adapter.dispatch('stream_window_problem', 'dbt_tablestream')(relation, stream, table_id)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_window_problem(relation, stream, table_id) %}
+  {%- if stream.snapshot -%}{{ return(none) }}{%- endif -%}
+  {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
+  {{ return(dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), none, retained_from)) }}
+{% endmacro %}
+
+
+{% macro default__stream_window_problem(relation, stream, table_id) %}
+  {{ dbt_tablestream.engine_not_supported('stream_window_problem') }}
 {% endmacro %}
 
 

@@ -215,7 +215,7 @@ select * from (
 ) as __tablestream_offset where 1 = 0;
 
 -- order_events_current: first_run / offsets_append
-insert into analytics.tablestream_offsets
+insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
 
   select
     'order_events_current__app_order_events' as stream_name,
@@ -495,7 +495,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 describe history `analytics`.`order_events_current` limit 50;
 
 -- order_events_current: next_run / offsets_append
-insert into analytics.tablestream_offsets
+insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
 
   select
     'order_events_current__app_order_events' as stream_name,

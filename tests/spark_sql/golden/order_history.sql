@@ -188,7 +188,7 @@ select * from (
 ) as __tablestream_offset where 1 = 0;
 
 -- order_history: first_run / offsets_append
-insert into analytics.tablestream_offsets
+insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
 
   select
     'order_history__app_orders' as stream_name,
@@ -417,7 +417,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 describe history `analytics`.`order_history` limit 50;
 
 -- order_history: next_run / offsets_append
-insert into analytics.tablestream_offsets
+insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
 
   select
     'order_history__app_orders' as stream_name,

@@ -182,7 +182,7 @@ select * from (
 ) as __tablestream_offset where 1 = 0;
 
 -- orders_current_bounded: first_run / offsets_append
-insert into analytics.tablestream_offsets
+insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
 
   select
     'orders_current_bounded__app_orders' as stream_name,
@@ -362,7 +362,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 describe history `analytics`.`orders_current_bounded` limit 50;
 
 -- orders_current_bounded: next_run / offsets_append
-insert into analytics.tablestream_offsets
+insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
 
   select
     'orders_current_bounded__app_orders' as stream_name,
