@@ -200,7 +200,9 @@ class ModelRender:
         row = self.call("offsets_row_sql", stream, 42)
         if first:  # later runs find the log in dbt's relation cache
             yield statement("offsets_append", self.call("spark__offsets_log_create_sql", offsets, row))
-        yield statement("offsets_append", self.call("spark__offsets_log_append_sql", offsets, row, self.call("offsets_columns")))
+        yield statement(
+            "offsets_append", self.call("spark__offsets_log_append_sql", offsets, row, self.call("offsets_columns"))
+        )
         if not first:
             yield statement("pause_point", self.call("spark__pause_sql", 1.5))
 
