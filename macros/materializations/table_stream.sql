@@ -75,7 +75,9 @@
   {%- endif -%}
   {%- set behind = (stream.latest | int) - stream.through if stream.get('latest') is not none else 0 -%}
   {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ stream.through
-      ~ ("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " (max_versions_per_run: " ~ stream.max_versions ~ "); the next run continues" if behind > 0 else "")) }}
+      ~ ("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
+         ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.get('split') else "max_versions_per_run: " ~ stream.max_versions)
+         ~ "); the next run continues" if behind > 0 else "")) }}
 {% endmacro %}
 
 

@@ -14,7 +14,7 @@
      commits. --#}
 {% macro spark__changes(relation, from, to=none, drop_carryovers=true) %}
   {%- set source = dbt_tablestream.stream_source_name(relation) -%}
-  {%- set query = 'changes(' ~ source ~ ', ' ~ from ~ ', ' ~ to ~ ')' -%}
+  {%- set query = 'changes(' ~ source ~ ', ' ~ from ~ ', ' ~ (to if to is not none else 'latest') ~ ')' -%}
   {%- for name, point in [['from', from], ['to', to]] if point is not none -%}
     {%- if not ((point is number and point is not boolean and point >= 0 and point == point | int) or point is string) -%}
       {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
@@ -40,7 +40,15 @@
       'file_retention': state.file_retention, 'drop_carryovers': drop_carryovers, 'view': none} -%}
   {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(state.file_retention)).rows[0][0] -%}
   {%- set remedy = "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)." -%}
-  {%- set problem = dbt_tablestream.spark__window_problem(relation, range, none, remedy, none, retained_from) -%}
+  {%- set window_rows = dbt_tablestream.spark__history_since(relation, first, last) -%}
+  {#-- An added column reads as NULL before it was added; a rename, drop or type change cannot be
+       read across. --#}
+  {%- set split = dbt_tablestream.schema_change_split(first - 1, last, window_rows, dbt_tablestream.delta_schema_operations() | reject('equalto', 'ADD COLUMNS') | list) -%}
+  {%- if split is not none -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range spans the schema change " ~ split.operation ~ " at version " ~ split.version
+        ~ " of " ~ source ~ ", and Delta reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
+  {%- endif -%}
+  {%- set problem = dbt_tablestream.spark__window_problem(relation, range, none, remedy, window_rows, retained_from) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}{%- endif -%}
   {%- do range.update({'view': dbt_tablestream.spark__window_relation_sql(relation, range)}) -%}
   {{ return(dbt_tablestream.change_rows_sql(range, relation, none, false)) }}

@@ -5,7 +5,14 @@
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
   {%- set stream = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
-  {{ return(dbt_tablestream.change_rows_sql(stream, relation)) }}
+  {%- set columns = none -%}
+  {%- if stream.get('schema_version') is not none -%}
+    {%- set columns = [] -%}
+    {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ stream.schema_version).rows -%}
+      {%- do columns.append({'name': row[0], 'dtype': row[1]}) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return(dbt_tablestream.change_rows_sql(stream, relation, columns)) }}
 {% endmacro %}
 
 
@@ -104,19 +111,31 @@
   {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
   {%- if snapshot or after < through or recreated -%}
+    {#-- A window ends before a schema change; the next starts at it (delta_schema_operations). --#}
+    {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream) -%}
+    {%- set split = dbt_tablestream.schema_change_split(after, through, window_rows) if not recreated else none -%}
+    {%- if split is not none -%}
+      {%- do stream.update({'through': split.version - 1, 'split': split.operation ~ ' at version ' ~ split.version}) -%}
+    {%- endif -%}
+    {#-- Delta reads a range with its end version's schema (column mapping), so a window ending
+         before a later schema change is read with that version's columns, not the current ones. --#}
+    {%- for row in window_rows or [] if (row['version'] | int) > stream.through
+          and (row['operation'] | upper) in dbt_tablestream.delta_schema_operations() and 'schema_version' not in stream -%}
+      {%- do stream.update({'schema_version': stream.through}) -%}
+    {%- endfor -%}
     {#-- With on_stale other than fail, a stale or recreated source is recovered from, not refused
-         (recover_stale_stream); any other problem is still refused. --#}
+         (recover_stale_stream); any other problem is refused. --#}
     {%- set on_stale = config.get('on_stale', 'fail') -%}
-    {%- set checked = on_stale != 'fail' and not restart -%}
-    {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id) if checked else none -%}
-    {%- set recovered = problem is not none and (recreated or problem.startswith('Stream ' ~ stream_name ~ ' is stale')) -%}
+    {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id, window_rows) -%}
+    {%- set recovered = problem is not none and on_stale != 'fail' and not restart
+                        and (recreated or problem.startswith('Stream ' ~ stream_name ~ ' is stale')) -%}
     {%- if recovered -%}
       {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
       {{ exceptions.raise_compiler_error(problem) }}
     {%- endif -%}
-    {%- if stream.snapshot or stream.after < stream.through or (recreated and not recovered) -%}
-      {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, checked)}) -%}
+    {%- if stream.snapshot or stream.after < stream.through -%}
+      {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true)}) -%}
     {%- endif -%}
   {%- endif -%}
   {{ return(stream) }}

@@ -23,21 +23,62 @@
 
 
 {#-- Why the stream's window cannot be read completely and exactly, or none (a snapshot reads no
-     window). --#}
-{% macro stream_window_problem(relation, stream, table_id) %}
-  {{ return(adapter.dispatch('stream_window_problem', 'dbt_tablestream')(relation, stream, table_id)) }}
+     window). `window_rows`: the window's commits (stream_window_commits), when already read. --#}
+{% macro stream_window_problem(relation, stream, table_id, window_rows=none) %}
+  {{ return(adapter.dispatch('stream_window_problem', 'dbt_tablestream')(relation, stream, table_id, window_rows)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_window_problem(relation, stream, table_id) %}
+{% macro spark__stream_window_problem(relation, stream, table_id, window_rows=none) %}
   {%- if stream.snapshot -%}{{ return(none) }}{%- endif -%}
   {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
-  {{ return(dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), none, retained_from)) }}
+  {{ return(dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), window_rows, retained_from)) }}
 {% endmacro %}
 
 
-{% macro default__stream_window_problem(relation, stream, table_id) %}
+{% macro default__stream_window_problem(relation, stream, table_id, window_rows=none) %}
   {{ dbt_tablestream.engine_not_supported('stream_window_problem') }}
+{% endmacro %}
+
+
+{#-- The source's commits from the window's first version on (DESCRIBE HISTORY rows, newest
+     first), or none when the window is empty or reversed: read once, for the schema-change split
+     and the window check. --#}
+{% macro stream_window_commits(relation, stream) %}
+  {{ return(adapter.dispatch('stream_window_commits', 'dbt_tablestream')(relation, stream)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_window_commits(relation, stream) %}
+  {%- if stream.snapshot or stream.after >= stream.through -%}{{ return(none) }}{%- endif -%}
+  {{ return(dbt_tablestream.spark__history_since(relation, stream.after + 1, stream.through)) }}
+{% endmacro %}
+
+
+{% macro default__stream_window_commits(relation, stream) %}
+  {{ dbt_tablestream.engine_not_supported('stream_window_commits') }}
+{% endmacro %}
+
+
+{#-- The operations that change a table's schema in place. Delta's batch change feed reads a
+     range with one schema, so a window must not span one (Delta refuses a rename or drop inside
+     the range, delta-io/delta#1509, or reads older rows with the wrong columns). --#}
+{% macro delta_schema_operations() %}
+  {{ return(['ADD COLUMNS', 'CHANGE COLUMN', 'CHANGE COLUMNS', 'RENAME COLUMN', 'DROP COLUMNS', 'REPLACE COLUMNS']) }}
+{% endmacro %}
+
+
+{#-- Where a window must end so it does not span a schema change: the version before the first
+     schema-changing commit after the window's first version, with that commit; or none. The next
+     window starts at the change and is read with the new schema. --#}
+{% macro schema_change_split(after, through, window_rows, operations=none) %}
+  {%- set operations = operations if operations is not none else dbt_tablestream.delta_schema_operations() -%}
+  {%- set changes = [] -%}
+  {%- for row in window_rows or [] if (row['version'] | int) > after + 1 and (row['version'] | int) <= through
+        and (row['operation'] | upper) in operations -%}
+    {%- do changes.append({'version': row['version'] | int, 'operation': row['operation'] | upper}) -%}
+  {%- endfor -%}
+  {{ return((changes | sort(attribute='version') | first) if changes else none) }}
 {% endmacro %}
 
 
