@@ -74,9 +74,8 @@ class HistoryOracle:
 
 
 def feed_changes(source: Path) -> list[dict[str, Any]]:
-    """The source's change feed from version 0 to its latest, in commit order, pre-images
-    dropped, and updates that left their row as it was (carry-overs) too; times in epoch
-    milliseconds."""
+    """The source's change feed from version 0 to its latest, in commit order, without its
+    carry-overs and pre-images; times in epoch milliseconds."""
     table = f"delta.`{sql_path(source)}`"
     end = shared_spark().sql(f"describe history {table} limit 1").collect()[0][0]
     rows = (
@@ -87,22 +86,34 @@ def feed_changes(source: Path) -> list[dict[str, Any]]:
         )
         .collect()
     )
-    changes = [row.asDict() for row in rows]
-    data = ("id", "name", "age")
-    before = {
-        (change["_commit_version"], change["id"]): tuple(change[column] for column in data)
-        for change in changes
-        if change["_change_type"] == "update_preimage"
-    }
     return [
         change
-        for change in changes
+        for change in without_carryovers([row.asDict() for row in rows])
         if change["_change_type"] != "update_preimage"
-        and not (
-            change["_change_type"] == "update_postimage"
-            and before.get((change["_commit_version"], change["id"])) == tuple(change[column] for column in data)
-        )
     ]
+
+
+def without_carryovers(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The changes without rows a commit rewrote unchanged: within a version, an equal pre- and
+    post-image, or an equal delete and insert (a rewritten file without change data files reads
+    as every row deleted and inserted), cancel one for one."""
+    data = ("id", "name", "age")
+    pairs = {
+        "update_preimage": ("update", 0),
+        "update_postimage": ("update", 1),
+        "delete": ("row", 0),
+        "insert": ("row", 1),
+    }
+    sides: dict[tuple[Any, ...], list[list[int]]] = {}
+    for index, change in enumerate(changes):
+        pair, side = pairs[change["_change_type"]]
+        key = (change["_commit_version"], pair, *(change[column] for column in data))
+        sides.setdefault(key, [[], []])[side].append(index)
+    dropped: set[int] = set()
+    for before, after in sides.values():
+        cancelled = min(len(before), len(after))
+        dropped.update(before[:cancelled], after[:cancelled])
+    return [change for index, change in enumerate(changes) if index not in dropped]
 
 
 def replay_feed(source: Path, oracle: HistoryOracle) -> Counter[Version]:

@@ -253,6 +253,9 @@ EXAMPLES = PROPERTY_SETTINGS.max_examples
 
 @PROPERTY_SETTINGS
 @given(steps=st.lists(STEP, min_size=2, max_size=12))
+# An update to the value a row already has: delta-rs rewrites the file with no change data, which
+# the feed reads as every row deleted and inserted again, all of them carry-overs.
+@example(steps=[("update_name", 1, "x"), ("update_name", 1, "x")])
 def test_random_histories_equal_the_change_feed_replayed(steps: list[tuple[str, int | None, object]]) -> None:
     check_history(steps)
 
