@@ -149,6 +149,9 @@
      offsets row's note records why. --#}
 {% macro recover_stale_stream(stream, on_stale, problem, epoch) %}
   {%- set skipped = stream.after ~ ', ' ~ stream.latest -%}
+  {#-- The window it replaces is not read, nor the older schema it would have been read with. --#}
+  {%- do stream.pop('split', none) -%}
+  {%- do stream.pop('schema_version', none) -%}
   {%- do stream.update({'epoch': epoch, 'stream_id': 'tablestream/' ~ stream.stream ~ '/' ~ epoch,
                         'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem}) -%}
   {%- if on_stale == 'resnapshot' -%}
