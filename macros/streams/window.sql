@@ -62,7 +62,8 @@
 
 {#-- The operations that change a table's schema in place. Delta's batch change feed reads a
      range with one schema, so a window must not span one (Delta refuses a rename or drop inside
-     the range, delta-io/delta#1509, or reads older rows with the wrong columns). --#}
+     the range, or reads older rows with the wrong columns; docs/architecture.md, "Carry-overs,
+     bounded runs and change queries"). --#}
 {% macro delta_schema_operations() %}
   {{ return(['ADD COLUMNS', 'CHANGE COLUMN', 'CHANGE COLUMNS', 'RENAME COLUMN', 'DROP COLUMNS', 'REPLACE COLUMNS']) }}
 {% endmacro %}
