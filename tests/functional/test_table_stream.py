@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -314,8 +315,13 @@ def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_pat
     bench = StreamBench(tmp_path, {}, stream_read=stream_read)
     bench.create_source([(1, "a", 1)])  # version 0
     bench.append([(2, "b", 2)])  # version 1
+    time.sleep(1)
     bench.append([(3, "c", 3)])  # version 2
-    at_ms = next(entry["timestamp"] for entry in bench.source().history() if entry["version"] == 1)
+    # Delta dates a version by its log file's modification time, a few milliseconds after the
+    # commitInfo timestamp delta-rs writes; the midpoint of a one-second gap is past the first and
+    # before version 2 by either clock.
+    committed = {entry["version"]: entry["timestamp"] for entry in bench.source().history()}
+    at_ms = (committed[1] + committed[2]) / 2
     at = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc).isoformat()
     (bench.project.root / "models" / "log.sql").write_text(stream_model(f"start_at={{'timestamp': '{at}'}}"))
     assert bench.run_appended("log") == rows((3, "c", 3, "INSERT"))
