@@ -20,6 +20,7 @@ variants, the statements it sent.
     python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds, and the cold starts
     python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
+    python bench/run.py --carryovers     # drop_carryovers on against off (bench/results/carryovers.json)
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ DBT_VARIANTS = ("stream_merge", "stream_merge_dv", "table_stream", "cdf_incremen
 # --changes: stream_merge reading the change data feed, Delta's changelog netted by the package, and
 # Delta's changelog netted by Spark (spark_net_changes), over one source with both turned on.
 CHANGES_VARIANTS = ("stream_merge", "stream_merge_changes", "stream_merge_spark_net")
+# --carryovers: stream_merge and table_stream with the carry-over filter (drop_carryovers, the
+# default) and without it, over the same windows.
+CARRYOVER_VARIANTS = ("stream_merge", "stream_merge_keep_carryovers", "table_stream", "table_stream_keep_carryovers")
+MODE_VARIANTS = {"run": DBT_VARIANTS, "changes": CHANGES_VARIANTS, "carryovers": CARRYOVER_VARIANTS}
 
 
 def machine() -> dict[str, Any]:
@@ -258,11 +263,11 @@ def run_model(bench: Bench, model: str) -> Callable[[list[tuple[str, float]]], N
 
 
 def run_size(
-    bench: Bench, rows: int, fractions: list[float], rounds: int, log: Callable[[str], None], changes: bool = False
+    bench: Bench, rows: int, fractions: list[float], rounds: int, log: Callable[[str], None], mode: str = "run"
 ) -> list[Measurement]:
     started = time.perf_counter()
-    models = CHANGES_VARIANTS if changes else DBT_VARIANTS
-    bench.create_source(rows, row_tracking=changes)
+    models = MODE_VARIANTS[mode]
+    bench.create_source(rows, row_tracking=mode == "changes")
     bench.dbt(["run", "--full-refresh", "-s", *models])  # every target built from the same source version
     log(f"{rows:,} rows: source and targets built in {time.perf_counter() - started:.0f} s")
     measurements: list[Measurement] = []
@@ -277,7 +282,7 @@ def run_size(
             done: list[Measurement] = []
             for variant, action in variants[shift:] + variants[:shift]:
                 done.append(bench.measure(variant, rows, fraction, round, action))
-            if not changes:
+            if mode == "run":
                 done.append(bench.measure("noop_stream", rows, fraction, round, run_model(bench, "stream_merge")))
                 done.append(bench.measure("noop_incremental", rows, fraction, round, run_model(bench, "watermark")))
             summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
@@ -382,7 +387,14 @@ def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, fl
         present = {m.variant for m in measurements if m.rows == rows}
         for variant in [
             name
-            for name in (*DBT_VARIANTS, *CHANGES_VARIANTS[1:], "floor", "noop_stream", "noop_incremental")
+            for name in (
+                *DBT_VARIANTS,
+                *CHANGES_VARIANTS[1:],
+                *CARRYOVER_VARIANTS,
+                "floor",
+                "noop_stream",
+                "noop_incremental",
+            )
             if name in present
         ]:
             picked = [m for m in measurements if m.rows == rows and m.variant == variant]
@@ -405,6 +417,12 @@ def result_line(table: dict[int, dict[str, dict[str, float | None]]], cold: dict
         return value
 
     stream = seconds(large, "stream_merge")
+    if "stream_merge_keep_carryovers" in table[large]:
+        return (
+            f"RESULT merge_filter_ratio={stream / seconds(large, 'stream_merge_keep_carryovers'):.2f} "
+            f"log_filter_ratio={seconds(large, 'table_stream') / seconds(large, 'table_stream_keep_carryovers'):.2f} "
+            f"merge_vs_floor={stream / seconds(large, 'floor'):.2f}"
+        )
     if "stream_merge_changes" in table[large]:
         changes = seconds(large, "stream_merge_changes")
         return (
@@ -519,6 +537,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="stream_read: changes against table_changes, netted by the package or by Spark (bench/results/changes.json)",
     )
+    parser.add_argument(
+        "--carryovers",
+        action="store_true",
+        help="drop_carryovers on (the default) against off, for stream_merge and table_stream (bench/results/carryovers.json)",
+    )
     parser.add_argument("--report", type=Path, help="print the README's tables from this results JSON and stop")
     args = parser.parse_args(argv)
     if args.report:
@@ -532,8 +555,9 @@ def main(argv: list[str] | None = None) -> int:
             [0.0001, 0.001, 0.01, 0.1],
             3,
         )
-    args.out = args.out or RESULTS / ("changes.json" if args.changes else "run_full.json" if args.full else "run.json")
-    args.skip_cold = args.skip_cold or args.changes
+    mode = "changes" if args.changes else "carryovers" if args.carryovers else "run"
+    args.out = args.out or RESULTS / (f"{mode}.json" if mode != "run" else "run_full.json" if args.full else "run.json")
+    args.skip_cold = args.skip_cold or mode != "run"
     headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -552,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
         bench = Bench(work)
         measurements: list[Measurement] = []
         for rows in args.sizes:
-            measurements += run_size(bench, rows, args.fractions, args.rounds, log, args.changes)
+            measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     matrix = {fraction: medians([m for m in measurements if m.fraction == fraction]) for fraction in args.fractions}
@@ -568,7 +592,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{values['python_rss_mb']:>11.0f}{values['jvm_rss_mb']:>9.0f}"
                 )
     largest = max(args.sizes)
-    for variant in ("stream_merge", "stream_merge_changes") if args.changes else ("stream_merge", "noop_stream"):
+    shown = {"run": ("stream_merge", "noop_stream"), "changes": ("stream_merge", "stream_merge_changes")}
+    for variant in shown.get(mode, ("stream_merge", "stream_merge_keep_carryovers")):
         last = [m for m in measurements if m.rows == largest and m.fraction == headline and m.variant == variant][-1]
         log(f"\n{variant} at {largest:,} rows, round {last.round}: {last.statements} statements, {last.seconds:.2f} s")
         for sql, elapsed in last.statement_log:
@@ -581,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
             sent = f", {statements:.0f} statements ({cold[f'{name}_statement_s']:.1f} s)" if statements else ""
             log(f"  {name + '_s':<16}{cold[f'{name}_s']:7.2f} s{sent}")
     small, large = min(table), max(table)
-    for variant in ("stream_merge",) if args.changes else ("stream_merge", "noop_stream"):
+    for variant in ("stream_merge", "noop_stream") if mode == "run" else ("stream_merge",):
         before, after = table[small][variant], table[large][variant]
         log(
             f"peak RSS of {variant}, {small:,} -> {large:,} rows: JVM {before['jvm_rss_mb']:.0f} -> "

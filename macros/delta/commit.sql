@@ -15,10 +15,10 @@
      a concurrent run had (a SetTransaction at or above this version). --#}
 {% macro spark__stream_commit(target, sql, mode, stream) %}
   {%- if mode != 'overwrite' -%}
-    {%- set verdict = dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.spark__stream_target_marker(target, stream.stream)) -%}
+    {%- set verdict = dbt_tablestream.spark__stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
       {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
-      {%- call noop_statement('main', 'SKIPPED window (' ~ stream.after ~ ', ' ~ stream.through ~ '] applied by a concurrent run', 'SKIPPED', 0) -%}
+      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream.stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
       {%- endcall -%}
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
@@ -43,10 +43,33 @@
     {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
   {%- endif -%}
   {{ exceptions.raise_compiler_error(
-      "Stream " ~ stream.stream ~ ": the write to " ~ target ~ " for the window (" ~ stream.after ~ ", " ~ stream.through
-      ~ "] of " ~ stream.source ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
+      "Stream " ~ stream.stream ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream.stream_window_text(stream)
+      ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
       ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
       ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
+{% endmacro %}
+
+
+{#-- stream_marker_verdict for the run's stream, or for each input of a group with a window to
+     apply, from one read of the target's history: 'applied' only when a concurrent run applied
+     all of them (it committed them together); a group of which only some inputs were applied is
+     refused. --#}
+{% macro spark__stream_commit_verdict(target, stream) %}
+  {%- if not stream.get('inputs') -%}
+    {{ return(dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.spark__stream_target_marker(target, stream.stream))) }}
+  {%- endif -%}
+  {%- set reading = stream.inputs | rejectattr('view', 'none') | list -%}
+  {%- set markers = dbt_tablestream.spark__stream_target_markers(target, reading | map(attribute='stream') | list) -%}
+  {%- set applied = [] -%}
+  {%- for input in reading if dbt_tablestream.stream_marker_verdict(input, markers[input.stream]) == 'applied' -%}
+    {%- do applied.append(input.stream) -%}
+  {%- endfor -%}
+  {%- if applied and applied | length < reading | length -%}
+    {{ exceptions.raise_compiler_error(
+        "Streams " ~ stream.stream ~ " are being consumed by another run: it applied " ~ applied | join(', ')
+        ~ " after this run read them, and not the others. Nothing was written; run again to apply what is left.") }}
+  {%- endif -%}
+  {{ return('applied' if applied else 'apply') }}
 {% endmacro %}
 
 
@@ -126,6 +149,19 @@
 
 {#-- The commitInfo marker of a stream commit (docs/architecture.md, "One stream run, traced", step 5). --#}
 {% macro stream_marker_metadata(stream) %}
+  {%- if stream.get('inputs') -%}
+    {#-- A group's commit: its own id and SetTransaction version, then each input's marker. --#}
+    {%- set inputs = [] -%}
+    {%- for input in stream.inputs -%}{%- do inputs.append(dbt_tablestream.stream_marker_metadata(input)) -%}{%- endfor -%}
+    {{ return({
+        'tablestream.stream': stream.stream,
+        'tablestream.stream_id': stream.stream_id,
+        'tablestream.to': stream.through,
+        'tablestream.source': stream.source,
+        'tablestream.invocation_id': invocation_id,
+        'tablestream.inputs': inputs,
+    }) }}
+  {%- endif -%}
   {{ return({
       'tablestream.stream': stream.stream,
       'tablestream.stream_id': stream.stream_id,

@@ -39,7 +39,7 @@
   {%- set rows_read = none -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- if not rebuild and stream.view is none -%}
-    {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
+    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {%- if stream.view is not none -%}

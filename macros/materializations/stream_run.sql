@@ -51,15 +51,15 @@
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the window ("
-        ~ stream.after ~ ", " ~ stream.through ~ "] have a NULL unique_key (" ~ keys | join(', ') ~ "). "
+        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the "
+        ~ dbt_tablestream.stream_window_text(stream) ~ " have a NULL unique_key (" ~ keys | join(', ') ~ "). "
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
   {%- for column in sequence -%}
     {%- if counts[2 + loop.index0] > 0 -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the window ("
-        ~ stream.after ~ ", " ~ stream.through ~ "] have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
+        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the "
+        ~ dbt_tablestream.stream_window_text(stream) ~ " have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
         ~ "Filter them out or give them a sequence in model " ~ model.name ~ "; nothing was written and the stream did not move.") }}
     {%- endif -%}
   {%- endfor -%}
@@ -81,7 +81,7 @@
 {#-- After the target write: the offsets log, the fault points around it, and the run's summary. --#}
 {% macro finish_stream_run(stream, response, rows_read=none) %}
   {%- if response is not none and response.code == 'SKIPPED' -%}
-    {{ log("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source
+    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream.stream_window_text(stream)
            ~ " was already applied by a concurrent run; no-op", info=True) }}
     {{ return(none) }}
   {%- endif -%}

@@ -29,7 +29,7 @@
   {%- if existing_relation is none or stream.restart -%}
     {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
-    {%- call noop_statement('main', 'NO-OP empty window (' ~ stream.after ~ ', ' ~ stream.through ~ ']', 'NO-OP', 0) -%}
+    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
@@ -51,33 +51,33 @@
 {% endmaterialization %}
 
 
-{#-- The one stream window a compiled model read, from the marker source_stream() embedded. --#}
-{% macro stream_of_compiled_code(compiled_code) %}
-  {%- set found = modules.re.findall('/\\* tablestream:window (\\{.*?\\}) \\*/', compiled_code) -%}
-  {%- set streams = [] -%}
-  {%- for raw in found -%}
-    {%- set stream = fromjson(raw) -%}
-    {%- if stream not in streams -%}{%- do streams.append(stream) -%}{%- endif -%}
-  {%- endfor -%}
-  {%- if streams | length != 1 -%}
-    {{ exceptions.raise_compiler_error(
-        "Model " ~ model.name ~ " is materialized as a stream, so it must read exactly one stream with "
-        ~ "dbt_tablestream.source_stream() or ref_stream(); it reads " ~ streams | length ~ ".") }}
-  {%- endif -%}
-  {{ return(streams[0]) }}
-{% endmacro %}
-
-
-{#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not. --#}
+{#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not; for
+     a model reading several streams, the commit's rows and then each input's window. --#}
 {% macro stream_summary(stream, rows_read, rows_written) %}
+  {%- if stream.get('inputs') -%}
+    {%- set parts = [] -%}
+    {%- for input in stream.inputs -%}
+      {%- do parts.append(input.stream ~ ": window (" ~ input.after ~ ", " ~ input.through ~ "] of " ~ input.source
+          ~ (" is empty, offset at " ~ input.through if input.view is none else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
+          ~ dbt_tablestream.stream_behind_text(input)) -%}
+    {%- endfor -%}
+    {{ return("streams " ~ stream.stream ~ ": " ~ ("every window is empty; no-op" if stream.view is none
+        else rows_read ~ " change rows read, " ~ rows_written ~ " rows written in one commit") ~ "; " ~ parts | join('; ')) }}
+  {%- endif -%}
   {%- if stream.view is none -%}
     {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ " is empty; no-op, offset at " ~ stream.through) }}
   {%- endif -%}
-  {%- set behind = (stream.latest | int) - stream.through if stream.get('latest') is not none else 0 -%}
   {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ stream.through
-      ~ ("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
+      ~ dbt_tablestream.stream_behind_text(stream)) }}
+{% endmacro %}
+
+
+{#-- Why a run stopped short of the source's latest version, or nothing when it caught up. --#}
+{% macro stream_behind_text(stream) %}
+  {%- set behind = (stream.latest | int) - stream.through if stream.get('latest') is not none else 0 -%}
+  {{ return("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
          ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.get('split') else "max_versions_per_run: " ~ stream.max_versions)
-         ~ "); the next run continues" if behind > 0 else "")) }}
+         ~ "); the next run continues" if behind > 0 else "") }}
 {% endmacro %}
 
 

@@ -52,12 +52,14 @@ order by stream_name
 {% endmacro %}
 
 
-{% macro offsets_row_sql(stream, rows_written) %}
+{#-- `with_note`: the row has a note column, NULL when the stream has no note, so it unions with
+     rows that have one. --#}
+{% macro offsets_row_sql(stream, rows_written, with_note=false) %}
   {{ return(dbt_tablestream.offsets_values_sql({
       'stream_name': stream.stream, 'epoch': stream.epoch, 'stream_id': stream.stream_id, 'source': stream.source,
       'source_table_id': stream.source_table_id, 'mode': stream.mode, 'from_version': stream.after,
       'to_version': stream.through, 'target': this.schema ~ '.' ~ this.identifier, 'rows_written': rows_written,
-      'note': stream.get('note')})) }}
+      'note': stream.get('note'), 'note_column': with_note})) }}
 {% endmacro %}
 
 
@@ -77,7 +79,7 @@ order by stream_name
     cast({{ values.rows_written if values.rows_written is not none else 'null' }} as bigint) as rows_written,
     '{{ invocation_id }}' as invocation_id,
     current_timestamp() as committed_at
-    {%- if values.get('note') is not none %},
+    {%- if values.get('note') is not none or values.get('note_column') %},
     {{ dbt_tablestream.sql_string(values.note) }} as note
     {%- endif %}
   {% endset %}
@@ -99,10 +101,17 @@ order by stream_name
 {% endmacro %}
 
 
+{#-- The run's offsets rows, in one INSERT: a model reading several streams moves them together,
+     each input's row carrying the rows its one commit wrote. --#}
 {% macro append_stream_offset(stream, rows_written) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
-  {%- do dbt_tablestream.append_offsets_row(relation, dbt_tablestream.offsets_row_sql(stream, rows_written),
-                                            dbt_tablestream.offsets_columns(stream.get('note') is not none)) -%}
+  {%- set inputs = stream.get('inputs') or [stream] -%}
+  {%- set noted = [] -%}
+  {%- for input in inputs if input.get('note') is not none -%}{%- do noted.append(input.stream) -%}{%- endfor -%}
+  {%- set with_note = noted | length > 0 -%}
+  {%- set rows = [] -%}
+  {%- for input in inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
+  {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note)) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}

@@ -9,13 +9,21 @@
 {#-- The newest marker the stream left in the target's commitInfo.userMetadata: recent history
      first, the whole history only when the recent part has none. --#}
 {% macro spark__stream_target_marker(target, stream_name) %}
+  {{ return(dbt_tablestream.spark__stream_target_markers(target, [stream_name])[stream_name]) }}
+{% endmacro %}
+
+
+{#-- spark__stream_target_marker for several streams, from one read of the recent history. --#}
+{% macro spark__stream_target_markers(target, stream_names) %}
   {%- set recent = 50 -%}
   {%- set rows = run_query(dbt_tablestream.spark__describe_history_sql(target, recent)).rows -%}
-  {%- set marker = dbt_tablestream.spark__find_marker(rows, stream_name) -%}
-  {%- if marker is none and rows | length >= recent -%}
-    {%- set marker = dbt_tablestream.spark__find_marker(run_query(dbt_tablestream.spark__describe_history_sql(target, none)).rows, stream_name) -%}
+  {%- set markers = {} -%}
+  {%- for name in stream_names -%}{%- do markers.update({name: dbt_tablestream.spark__find_marker(rows, name)}) -%}{%- endfor -%}
+  {%- if none in markers.values() and rows | length >= recent -%}
+    {%- set rows = run_query(dbt_tablestream.spark__describe_history_sql(target, none)).rows -%}
+    {%- for name in stream_names if markers[name] is none -%}{%- do markers.update({name: dbt_tablestream.spark__find_marker(rows, name)}) -%}{%- endfor -%}
   {%- endif -%}
-  {{ return(marker) }}
+  {{ return(markers) }}
 {% endmacro %}
 
 
@@ -29,13 +37,15 @@
     {%- set metadata = row['userMetadata'] -%}
     {%- if metadata is string and '"tablestream.stream"' in metadata -%}
       {%- set parsed = fromjson(metadata) -%}
-      {%- if parsed is mapping and parsed.get('tablestream.stream') == stream_name -%}
+      {#-- A commit of several streams carries each one's marker under tablestream.inputs. --#}
+      {%- set entries = [parsed] + (parsed.get('tablestream.inputs') or []) if parsed is mapping else [] -%}
+      {%- for entry in entries if entry is mapping and entry.get('tablestream.stream') == stream_name -%}
         {%- set marker = {'commit_version': row['version'] | int} -%}
-        {%- for key, value in parsed.items() if key.startswith('tablestream.') -%}
+        {%- for key, value in entry.items() if key.startswith('tablestream.') -%}
           {%- do marker.update({key[12:]: value}) -%}
         {%- endfor -%}
         {{ return(marker) }}
-      {%- endif -%}
+      {%- endfor -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(none) }}

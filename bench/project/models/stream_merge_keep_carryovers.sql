@@ -1,0 +1,4 @@
+{#-- stream_merge without the carry-over filter (bench/run.py --carryovers). --#}
+{{ config(drop_carryovers=false, materialized='stream_merge', unique_key='id') }}
+select id, category, amount, updated_at, __change_type, __commit_version
+from {{ dbt_tablestream.source_stream('app', 'src') }}

@@ -1,0 +1,4 @@
+{#-- table_stream without the carry-over filter (bench/run.py --carryovers). --#}
+{{ config(drop_carryovers=false, materialized='table_stream', start_at='latest') }}
+select id, category, amount, updated_at, __change_type, __commit_version
+from {{ dbt_tablestream.source_stream('app', 'src') }}
