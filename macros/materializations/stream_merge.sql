@@ -77,8 +77,9 @@
         select {{ dbt_tablestream.quoted_columns(data_columns) }} from ({{ changes }}) as __tablestream_net where __change_type <> 'DELETE'
         {%- endif -%}
       {%- endset -%}
-      {#-- 'ignore' compares nothing, so it needs no view of the output. --#}
-      {%- if on_schema_change != 'ignore' -%}
+      {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
+           of the output otherwise. --#}
+      {%- if on_schema_change != 'ignore' or dbt_tablestream.stream_schema_change(stream) -%}
         {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
         {%- call statement('create_tmp_relation') -%}
           {{ create_temporary_view(tmp_relation, upserts_sql) }}

@@ -81,18 +81,42 @@
 {% endmacro %}
 
 
-{#-- on_schema_change for stream targets: dbt's own handling, with a stream-aware refusal. --#}
+{#-- on_schema_change for stream targets: dbt's own handling, with stream-aware refusals. `fail`
+     refuses any change of columns. `ignore` leaves new columns out, but cannot fill a target column
+     the output lost (a source column renamed or dropped): a window that starts at a schema change
+     is checked for that and refused with the change's version and the columns. --#}
 {% macro apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) %}
-  {%- if on_schema_change == 'fail' -%}
+  {%- set schema_change = dbt_tablestream.stream_schema_change(stream) -%}
+  {%- if on_schema_change == 'fail' or (on_schema_change == 'ignore' and schema_change) -%}
     {%- set changes = check_for_schema_changes(tmp_relation, existing_relation) -%}
-    {%- if changes['schema_changed'] -%}
+    {%- set added = changes['source_not_in_target'] | map(attribute='name') | list -%}
+    {%- set removed = changes['target_not_in_source'] | map(attribute='name') | list -%}
+    {%- set at = " (the window starts at the schema change " ~ schema_change ~ ")" if schema_change else "" -%}
+    {%- if on_schema_change == 'fail' and changes['schema_changed'] -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": the columns of " ~ stream.source ~ " no longer match the target "
-          ~ existing_relation ~ " (added: " ~ (changes['source_not_in_target'] | map(attribute='name') | join(', ') or 'none')
-          ~ "; removed: " ~ (changes['target_not_in_source'] | map(attribute='name') | join(', ') or 'none')
+          "Stream " ~ stream.stream ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
+          ~ existing_relation ~ " (added: " ~ (added | join(', ') or 'none') ~ "; removed: " ~ (removed | join(', ') or 'none')
+          ~ "; type changed: " ~ (changes['new_target_types'] | map(attribute='column_name') | join(', ') or 'none')
           ~ "), and on_schema_change is 'fail'. Nothing was written and the stream did not move. "
           ~ "Set on_schema_change to 'append_new_columns' or 'sync_all_columns', or rebuild with --full-refresh.") }}
     {%- endif -%}
+    {%- if on_schema_change == 'ignore' and removed -%}
+      {{ exceptions.raise_compiler_error(
+          "Stream " ~ stream.stream ~ ": the schema change " ~ schema_change ~ " of " ~ stream.source ~ " leaves the target "
+          ~ existing_relation ~ " with columns the model's output no longer has (" ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
+          ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did not move. "
+          ~ "Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or 'sync_all_columns', "
+          ~ "select the column under its old name in the model, or rebuild with --full-refresh.") }}
+    {%- endif -%}
   {%- endif -%}
   {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+{% endmacro %}
+
+
+{#-- The schema change a stream's window (or an input's, for several streams) starts at, or none. --#}
+{% macro stream_schema_change(stream) %}
+  {%- for input in stream.get('inputs') or [stream] if input.get('schema_change') -%}
+    {{ return(input.schema_change ~ (" of " ~ input.source if stream.get('inputs') else "")) }}
+  {%- endfor -%}
+  {{ return(none) }}
 {% endmacro %}

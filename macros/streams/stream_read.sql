@@ -117,6 +117,12 @@
     {%- if split is not none -%}
       {%- do stream.update({'through': split.version - 1, 'split': split.operation ~ ' at version ' ~ split.version}) -%}
     {%- endif -%}
+    {#-- A window starts at a schema change when the previous one ended before it: its part is
+         applied under on_schema_change, and a refusal names the change. --#}
+    {%- for row in window_rows or [] if not recreated and not snapshot and (row['version'] | int) == after + 1
+          and (row['operation'] | upper) in dbt_tablestream.delta_schema_operations() -%}
+      {%- do stream.update({'schema_change': (row['operation'] | upper) ~ ' at version ' ~ row['version']}) -%}
+    {%- endfor -%}
     {#-- Delta reads a range with its end version's schema (column mapping), so a window ending
          before a later schema change is read with that version's columns, not the current ones. --#}
     {%- for row in window_rows or [] if (row['version'] | int) > stream.through
@@ -152,6 +158,7 @@
   {#-- The window it replaces is not read, nor the older schema it would have been read with. --#}
   {%- do stream.pop('split', none) -%}
   {%- do stream.pop('schema_version', none) -%}
+  {%- do stream.pop('schema_change', none) -%}
   {%- do stream.update({'epoch': epoch, 'stream_id': 'tablestream/' ~ stream.stream ~ '/' ~ epoch,
                         'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem}) -%}
   {%- if on_stale == 'resnapshot' -%}

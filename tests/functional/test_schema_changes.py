@@ -15,6 +15,9 @@ MIRROR = (
     "{{ config(materialized='stream_merge', unique_key='id', on_schema_change='append_new_columns') }}\n"
     "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
 )
+# The same stream under on_schema_change 'fail', and a change log under the default 'ignore'.
+STRICT = MIRROR.replace("append_new_columns", "fail")
+LOG = "{{ config(materialized='table_stream') }}\nselect * from {{ dbt_tablestream.source_stream('app', 't') }}"
 
 
 def mirror_rows(bench: StreamBench) -> set[tuple[Any, ...]]:
@@ -36,7 +39,7 @@ def summary_of(bench: StreamBench) -> str:
 
 def test_a_column_added_then_renamed_is_applied_part_by_part(tmp_path: Path) -> None:
     audit = "select * from {{ dbt_tablestream.changes(source('app', 't'), 2) }}"
-    bench = StreamBench(tmp_path, {"mirror": MIRROR, "audit": audit})
+    bench = StreamBench(tmp_path, {"mirror": MIRROR, "audit": audit, "strict": STRICT, "log": LOG})
     spark = shared_spark()
     spark.sql(
         "create table app.t (id int, name string, age int) using delta tblproperties ("
@@ -44,7 +47,7 @@ def test_a_column_added_then_renamed_is_applied_part_by_part(tmp_path: Path) -> 
         " 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
     )
     spark.sql("insert into app.t values (1, 'a', 1), (2, 'b', 2)")  # version 1
-    bench.run("-s", "mirror")
+    bench.run("-s", "mirror", "strict", "log")
     spark.sql("insert into app.t values (3, 'c', 3)")  # 2
     spark.sql("alter table app.t add columns (email string)")  # 3
     spark.sql("insert into app.t values (4, 'd', 4, 'd@x')")  # 4
@@ -59,6 +62,13 @@ def test_a_column_added_then_renamed_is_applied_part_by_part(tmp_path: Path) -> 
         {"id": 1, "name": "a", "age": 1}, {"id": 2, "name": "b", "age": 2}, {"id": 3, "name": "c", "age": 3}
     )
 
+    bench.run("-s", "strict", "log")  # (1, 2], as the mirror
+
+    # A part that starts at a schema change its on_schema_change cannot apply is refused, with the
+    # change's version and the columns; the default 'ignore' leaves an added column out.
+    bench.refused("strict", "the window starts at the schema change ADD COLUMNS at version 3", "added: email", "'fail'")
+    bench.run("-s", "log")
+
     summary = summary_of(bench)
     assert "window (2, 5]" in summary and "before the schema change RENAME COLUMN at version 6" in summary, summary
     assert mirror_rows(bench) == rows(
@@ -66,6 +76,13 @@ def test_a_column_added_then_renamed_is_applied_part_by_part(tmp_path: Path) -> 
         {"id": 2, "name": "b", "age": 2, "email": None},
         {"id": 3, "name": "c", "age": 3, "email": None},
         {"id": 4, "name": "d", "age": 4, "email": "d@x"},
+    )
+
+    bench.refused(
+        "log",
+        "the schema change RENAME COLUMN at version 6 of app.t",
+        "no longer has (name; new in the output: full_name, email)",
+        "append_new_columns",
     )
 
     summary = summary_of(bench)

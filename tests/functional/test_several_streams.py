@@ -133,7 +133,9 @@ def test_inputs_that_cannot_be_committed_together_are_refused_before_any_write(t
     assert "window (" in message and "of app.a" in message and "of app.b" in message
     assert bench.target_version("named") is None
 
-    (bench.project.root / "models" / "named.sql").write_text("{{ config(materialized='table_stream') }}\nselect 1 as id")
+    (bench.project.root / "models" / "named.sql").write_text(
+        "{{ config(materialized='table_stream') }}\nselect 1 as id"
+    )
     bench.refused("named", "must read a stream with dbt_tablestream.source_stream() or ref_stream(); it reads none")
     assert bench.target_version("named") is None
 
