@@ -91,37 +91,6 @@ def assert_inputs_moved_together(bench: StreamBench, model: str) -> None:
     assert len({(row["invocation_id"], row["committed_at"]) for row in latest.values()}) == 1, latest
 
 
-def test_a_union_and_a_join_of_two_streams_commit_their_inputs_together(tmp_path: Path) -> None:
-    bench = several_streams(tmp_path)
-    bench.run()
-    assert shards_target(bench) == shards_oracle(bench)
-    assert bench.target_rows("pairs") == Counter({(1, "c1", "d1", "INSERT", "INSERT"): 1})  # the snapshots joined
-    assert_inputs_moved_together(bench, "shards")
-    assert_inputs_moved_together(bench, "pairs")
-
-    joined = Counter({(1, "c1", "d1", "INSERT", "INSERT"): 1})
-    for round in range(1):
-        joined[change_round(bench, round)] += 1
-        bench.run()
-        assert shards_target(bench) == shards_oracle(bench), round
-        assert bench.target_rows("pairs") == joined, round
-        assert_inputs_moved_together(bench, "shards")
-        assert_inputs_moved_together(bench, "pairs")
-
-    # One commit per run carries both inputs' markers; its SetTransaction names both.
-    history = DeltaTable(str(bench.target_path("shards"))).history(1)[0]
-    marker = json.loads(history["userMetadata"])
-    assert [entry["tablestream.stream"] for entry in marker["tablestream.inputs"]] == ["shards__app_a", "shards__app_b"]
-    assert marker["tablestream.stream_id"] == "tablestream/shards__app_a+shards__app_b/0+0"
-
-    # Only one input changed: the other's window is empty and its offset still moves with the run.
-    bench.source("b").delete("id = 50")
-    bench.run()
-    assert shards_target(bench) == shards_oracle(bench)
-    assert_inputs_moved_together(bench, "shards")
-    assert bench.target_rows("pairs") == joined
-
-
 def test_inputs_that_cannot_be_committed_together_are_refused_before_any_write(tmp_path: Path) -> None:
     bench = several_streams(tmp_path)
     (bench.project.root / "models" / "named.sql").write_text(
@@ -167,13 +136,20 @@ SEVERAL_STREAM_CRASHES = [
 
 
 @pytest.mark.parametrize("points", SEVERAL_STREAM_CRASHES)
-def test_kill_at_each_step_applies_no_input_twice(tmp_path: Path, points: list[str]) -> None:
+def test_a_union_and_a_join_commit_their_inputs_together_through_a_kill_at_each_step(
+    tmp_path: Path, points: list[str]
+) -> None:
     """A `dbt run` SIGKILLed at a step of the commit protocol, for the union and for the join, then
     a normal run: the union equals its sources, the join holds each round's row once, and every
     input's offset moved with the other's."""
     bench = several_streams(tmp_path, processes=True)
     bench.run()
-    joined = bench.target_rows("pairs")
+    assert shards_target(bench) == shards_oracle(bench)
+    joined = Counter({(1, "c1", "d1", "INSERT", "INSERT"): 1})  # the snapshots joined
+    assert bench.target_rows("pairs") == joined
+    assert_inputs_moved_together(bench, "shards")
+    assert_inputs_moved_together(bench, "pairs")
+
     for round, point in enumerate(points):
         joined[change_round(bench, round)] += 1
         before = (shards_target(bench), bench.target_rows("pairs"))
@@ -190,3 +166,15 @@ def test_kill_at_each_step_applies_no_input_twice(tmp_path: Path, points: list[s
         assert bench.target_rows("pairs") == joined, point
         assert_inputs_moved_together(bench, "shards")
         assert_inputs_moved_together(bench, "pairs")
+
+    # The last commit carries both inputs' markers; its SetTransaction names both.
+    marker = json.loads(DeltaTable(str(bench.target_path("shards"))).history(1)[0]["userMetadata"])
+    assert [entry["tablestream.stream"] for entry in marker["tablestream.inputs"]] == ["shards__app_a", "shards__app_b"]
+    assert marker["tablestream.stream_id"] == "tablestream/shards__app_a+shards__app_b/0+0"
+
+    # Only one input changed: the other's window is empty and its offset still moves with the run.
+    bench.source("b").delete("id = 50")
+    bench.run()
+    assert shards_target(bench) == shards_oracle(bench)
+    assert_inputs_moved_together(bench, "shards")
+    assert bench.target_rows("pairs") == joined

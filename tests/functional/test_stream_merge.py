@@ -200,10 +200,13 @@ def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_read: str) -
 # --- crashes (every dbt step a process of its own) ------------------------------------------------------
 
 
-# The crash after the offsets append runs the same code for both materializations (finish_stream_run),
-# and test_table_stream's kill test crashes there in the default suite; here it is in the soak.
+# Each crash is a `dbt run` process of its own (about a minute here), so these are in the soak
+# (`-m soak`). The default suite crashes a stream_merge after its target commit in
+# test_several_streams (the union of two streams, recovered from its inputs' markers by the same
+# resolve_stream and stream_commit), and a table_stream after its target commit and after the offsets
+# append (finish_stream_run, shared by both materializations) in test_table_stream.
 CRASH_POINTS = [
-    pytest.param(["before_target_commit", "after_target_commit"], id="target-commit"),
+    pytest.param(["before_target_commit", "after_target_commit"], id="target-commit", marks=pytest.mark.soak),
     pytest.param(["after_offsets_append"], id="offsets-append", marks=pytest.mark.soak),
 ]
 
