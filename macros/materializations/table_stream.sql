@@ -102,7 +102,7 @@
     {%- endif -%}
     {%- if on_schema_change == 'ignore' and removed -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": the schema change " ~ schema_change ~ " of " ~ stream.source ~ " leaves the target "
+          "Stream " ~ stream.stream ~ ": the schema change " ~ schema_change ~ " leaves the target "
           ~ existing_relation ~ " with columns the model's output no longer has (" ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
           ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did not move. "
           ~ "Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or 'sync_all_columns', "
@@ -113,10 +113,11 @@
 {% endmacro %}
 
 
-{#-- The schema change a stream's window (or an input's, for several streams) starts at, or none. --#}
+{#-- The schema change a stream's window (or an input's, for several streams) starts at, with its
+     source, or none. --#}
 {% macro stream_schema_change(stream) %}
   {%- for input in stream.get('inputs') or [stream] if input.get('schema_change') -%}
-    {{ return(input.schema_change ~ (" of " ~ input.source if stream.get('inputs') else "")) }}
+    {{ return(input.schema_change ~ " of " ~ input.source) }}
   {%- endfor -%}
   {{ return(none) }}
 {% endmacro %}
