@@ -57,7 +57,7 @@
   {%- if stream.get('inputs') -%}
     {%- set parts = [] -%}
     {%- for input in stream.inputs -%}
-      {%- do parts.append(input.stream ~ ": window (" ~ input.after ~ ", " ~ input.through ~ "] of " ~ input.source
+      {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream.stream_window_text(input)
           ~ (" is empty, offset at " ~ input.through if input.view is none else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
           ~ dbt_tablestream.stream_behind_text(input)) -%}
     {%- endfor -%}

@@ -106,9 +106,7 @@ order by stream_name
 {% macro append_stream_offset(stream, rows_written) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
   {%- set inputs = stream.get('inputs') or [stream] -%}
-  {%- set noted = [] -%}
-  {%- for input in inputs if input.get('note') is not none -%}{%- do noted.append(input.stream) -%}{%- endfor -%}
-  {%- set with_note = noted | length > 0 -%}
+  {%- set with_note = inputs | map(attribute='note') | reject('undefined') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
   {%- for input in inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
   {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note)) -%}
