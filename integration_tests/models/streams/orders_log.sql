@@ -1,0 +1,2 @@
+{{ config(materialized='table_stream') }}
+select order_id, customer, amount, status, __change_type from {{ dbt_tablestream.source_stream('it', 'orders') }}
