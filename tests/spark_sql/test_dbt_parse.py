@@ -6,6 +6,7 @@ virtualenv because it pins dbt-spark below 1.11). Both must resolve the package'
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -51,12 +52,12 @@ for command in (["deps"], ["parse"]):
         print(json.dumps({"error": str(result.exception)}))
         sys.exit(1)
 manifest = result.result
-adapter_type = sys.argv[2]
+adapter_type, project_name = sys.argv[2], sys.argv[3]
 macros = {m.name: m.package_name for m in manifest.macros.values()}
 print(json.dumps({
     "materialized": {n.name: n.config.materialized for n in manifest.nodes.values() if n.resource_type == "model"},
     "materializations": {
-        name: getattr(manifest.find_materialization_macro_by_name("tablestream_example", name, adapter_type), "package_name", None)
+        name: getattr(manifest.find_materialization_macro_by_name(project_name, name, adapter_type), "package_name", None)
         for name in ("table_stream", "stream_merge")
     },
     "macros": macros,
@@ -83,44 +84,49 @@ def check_resolution(resolved: dict) -> None:
         assert resolved["macros"].get(f"spark__{name}") == "dbt_tablestream", name
 
 
-def test_dbt_parse_example_project_on_spark(tmp_path: Path) -> None:
-    project = example_copy(tmp_path, "spark")
+def parse_on_spark(project: Path, project_name: str) -> dict:
+    """What `dbt parse` of `project` resolves on dbt-spark, in this process (RESOLVE_SCRIPT's shape)."""
     dirs = ["--project-dir", str(project), "--profiles-dir", str(project)]
     assert dbtRunner().invoke(["deps", *dirs]).success
     result = dbtRunner().invoke(["parse", *dirs])
     assert result.success, result.exception
     manifest = result.result
     assert isinstance(manifest, Manifest)
-    check_resolution(
-        {
-            "materialized": {
-                n.name: n.config.materialized for n in manifest.nodes.values() if n.resource_type == "model"
-            },
-            "materializations": {
-                name: getattr(
-                    manifest.find_materialization_macro_by_name("tablestream_example", name, "spark"),
-                    "package_name",
-                    None,
-                )
-                for name in ("table_stream", "stream_merge")
-            },
-            "macros": {m.name: m.package_name for m in manifest.macros.values()},
-        }
-    )
+    return {
+        "materialized": {n.name: n.config.materialized for n in manifest.nodes.values() if n.resource_type == "model"},
+        "materializations": {
+            name: getattr(
+                manifest.find_materialization_macro_by_name(project_name, name, "spark"), "package_name", None
+            )
+            for name in ("table_stream", "stream_merge")
+        },
+        "macros": {m.name: m.package_name for m in manifest.macros.values()},
+    }
+
+
+def test_dbt_parse_example_project_on_spark(tmp_path: Path) -> None:
+    check_resolution(parse_on_spark(example_copy(tmp_path, "spark"), "tablestream_example"))
 
 
 def databricks_python() -> Path:
+    """The dbt-databricks virtualenv's python, installed once; the lock keeps two pytest workers
+    from installing it at the same time."""
     python = DATABRICKS_VENV / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(DATABRICKS_VENV)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", DATABRICKS_REQUIREMENT], check=True, timeout=900
-        )
+    installed = DATABRICKS_VENV / "installed"
+    DATABRICKS_VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{DATABRICKS_VENV}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists():
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(DATABRICKS_VENV)], check=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", DATABRICKS_REQUIREMENT], check=True, timeout=900
+            )
+            installed.touch()
     return python
 
 
-def test_dbt_parse_example_project_on_databricks(tmp_path: Path) -> None:
-    project = example_copy(tmp_path, "databricks")
+def parse_on_databricks(project: Path, project_name: str) -> dict:
+    """What `dbt parse` of `project` resolves on dbt-databricks (RESOLVE_SCRIPT's output)."""
     python = databricks_python()
     version = subprocess.run(
         [str(python), "-c", "import dbt.adapters.databricks.__version__ as v; print(v.version)"],
@@ -130,11 +136,15 @@ def test_dbt_parse_example_project_on_databricks(tmp_path: Path) -> None:
     ).stdout.strip()
     assert version.startswith("1.11"), version
     completed = subprocess.run(
-        [str(python), "-c", RESOLVE_SCRIPT, str(project), "databricks"],
+        [str(python), "-c", RESOLVE_SCRIPT, str(project), "databricks", project_name],
         capture_output=True,
         text=True,
         timeout=600,
         env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"},
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    check_resolution(json.loads(completed.stdout.strip().splitlines()[-1]))
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def test_dbt_parse_example_project_on_databricks(tmp_path: Path) -> None:
+    check_resolution(parse_on_databricks(example_copy(tmp_path, "databricks"), "tablestream_example"))
