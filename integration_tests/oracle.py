@@ -160,7 +160,7 @@ class History:
         return [(*row, deleted, current) for versions in self.versions.values() for row, deleted, current in versions]
 
 
-def net(commits: list[list[tuple[tuple[Any, ...], str]]], key: Any, before: dict[Any, Any]) -> dict[Any, Any]:
+def net(commits: list[list[tuple[tuple[Any, ...], str]]], key: Any) -> dict[Any, Any]:
     """Per key touched in the window: its row at the window's end, or None if it is gone."""
     touched: dict[Any, Any] = {}
     for commit in commits:
@@ -195,14 +195,22 @@ def main() -> None:
         )
     }
     tables: dict[str, list[tuple[Any, ...]]] = {
-        name: [] for name in (*logs, "orders_current", "orders_soft", "orders_ignore_deletes", "accounts_current")
+        name: []
+        for name in (
+            *logs,
+            "orders_current",
+            "orders_soft",
+            "orders_ignore_deletes",
+            "accounts_current",
+            "order_events_current",
+            "orders_history",
+        )
     }
     soft: dict[int, tuple[Any, ...]] = {}
     ignored: dict[int, Order] = {}
     accounts: dict[Any, Account] = {}
     current: dict[int, Order] = {}
     history_table = History({})
-    tables["order_events_current"], tables["orders_history"] = [], []
     for step, (orders, account_table) in enumerate(history):
         changes = [(row, change) for commit in orders.commits for row, change in commit]
         if step == 0:
@@ -219,7 +227,7 @@ def main() -> None:
             for name in ("orders_log", "orders_since_latest", "orders_since_earliest", "orders_since_version"):
                 logs[name].update(changes)
             logs["orders_appends"].update((row, change) for row, change in changes if change == "INSERT")
-            for key, row in net(orders.commits, lambda r: r[0], current).items():
+            for key, row in net(orders.commits, lambda r: r[0]).items():
                 before = current.get(key)
                 if row is None:
                     if before is not None:
@@ -239,7 +247,7 @@ def main() -> None:
                     ignored[key] = row if kept is None else (row[0], kept[1], row[2], row[3])  # customer excluded
             for commit in orders.commits:
                 history_table.apply(commit)
-            for key, row in net(account_table.commits, lambda r: (r[0], r[1]), accounts).items():
+            for key, row in net(account_table.commits, lambda r: (r[0], r[1])).items():
                 kept = accounts.get(key)
                 if row is None:
                     accounts.pop(key, None)

@@ -3,14 +3,26 @@
      `dbt run-operation integration_step --args '{step: N}'` applies step N; step 0 creates the
      sources. Every statement is one Delta commit. --#}
 
-{#-- The sources' schema; on Databricks qualified with the profile's catalog, which the
-     session's current catalog need not be (the models' relations are qualified the same way). --#}
-{% macro integration_source_schema() %}
-  {%- set schema = var('integration_prefix', 'tablestream_it') ~ '_src' -%}
+{#-- `schema`, on Databricks qualified with the profile's catalog, which the session's current
+     catalog need not be (the models' relations are qualified the same way). --#}
+{% macro integration_qualified_schema(schema) %}
   {%- if target.type == 'databricks' and target.get('catalog') -%}
     {{ return(target.catalog ~ '.' ~ schema) }}
   {%- endif -%}
   {{ return(schema) }}
+{% endmacro %}
+
+
+{% macro integration_source_schema() %}
+  {{ return(integration_qualified_schema(var('integration_prefix', 'tablestream_it') ~ '_src')) }}
+{% endmacro %}
+
+
+{% macro integration_run_statements(statements, label) %}
+  {%- for statement in statements -%}
+    {%- do run_query(statement) -%}
+  {%- endfor -%}
+  {{ log("integration " ~ label ~ ": " ~ statements | length ~ " statements", info=True) }}
 {% endmacro %}
 
 
@@ -95,10 +107,7 @@
 
 
 {% macro integration_refusal_step() %}
-  {%- for statement in integration_refusal_changes() -%}
-    {%- do run_query(statement) -%}
-  {%- endfor -%}
-  {{ log("integration refusal changes: " ~ integration_refusal_changes() | length ~ " statements", info=True) }}
+  {%- do integration_run_statements(integration_refusal_changes(), "refusal changes") -%}
 {% endmacro %}
 
 
@@ -120,17 +129,13 @@
 
 {% macro integration_step(step) %}
   {%- set statements = integration_steps()[step | int] + integration_directory_steps().get(step | int, []) -%}
-  {%- for statement in statements -%}
-    {%- do run_query(statement) -%}
-  {%- endfor -%}
-  {{ log("integration step " ~ step ~ ": " ~ statements | length ~ " statements", info=True) }}
+  {%- do integration_run_statements(statements, "step " ~ step) -%}
 {% endmacro %}
 
 
 {% macro integration_drop_schemas(schemas) %}
   {%- for schema in schemas -%}
-    {%- set qualified = target.catalog ~ '.' ~ schema if target.type == 'databricks' and target.get('catalog') else schema -%}
-    {%- do run_query("drop schema if exists " ~ qualified ~ " cascade") -%}
+    {%- do run_query("drop schema if exists " ~ integration_qualified_schema(schema) ~ " cascade") -%}
   {%- endfor -%}
 {% endmacro %}
 
