@@ -14,37 +14,45 @@ from types import ModuleType
 
 import yaml
 
+from tests.spark_sql.render import local_package
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def suite_copy(tmp_path: Path, profile: dict[str, object]) -> tuple[ModuleType, Path]:
-    """A copy of integration_tests/ installing this package from ROOT, with `profile` as its
-    default target; its run.py, loaded from the copy so it drives the copy."""
+def copy_suite(tmp_path: Path, profile: dict[str, object]) -> Path:
+    """A copy of integration_tests/ installing this package from this repository, with `profile`
+    as its default target."""
     project = tmp_path / "integration_tests"
     shutil.copytree(
         ROOT / "integration_tests",
         project,
         ignore=shutil.ignore_patterns("warehouse", "target", "logs", "dbt_packages", "__pycache__"),
     )
-    (project / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": ROOT.as_posix()}]}))
+    local_package(project)
     (project / "profiles.yml").write_text(
         yaml.safe_dump({"integration_tests": {"target": "ci", "outputs": {"ci": profile}}})
     )
+    return project
+
+
+def load_run(project: Path) -> ModuleType:
+    """The copy's run.py, loaded from the copy so that it drives the copy."""
     spec = importlib.util.spec_from_file_location(f"integration_run_{uuid.uuid4().hex[:8]}", project / "run.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
-    return module, project
+    return module
 
 
 def run_suite(
     tmp_path: Path, profile: dict[str, object], plant: Callable[[Path], None] | None = None
 ) -> tuple[int, str]:
     """run.py's exit code and its printed lines, on a fresh prefix with a landing folder."""
-    module, project = suite_copy(tmp_path, profile)
+    project = copy_suite(tmp_path, profile)
     if plant:
         plant(project)
+    module = load_run(project)
     lines: list[str] = []
     code = module.main(
         [

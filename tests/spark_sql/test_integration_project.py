@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from dbt.cli.main import dbtRunner
 
-from tests.spark_sql.render import PACKAGE_ROOT, local_package, write_profile
+from tests.functional.test_integration_project import copy_suite
+from tests.spark_sql.render import PACKAGE_ROOT, PROFILES
 from tests.spark_sql.test_dbt_parse import parse_on_databricks, parse_on_spark
 
 pytestmark = pytest.mark.spark_sql
@@ -36,18 +36,8 @@ STEP_VERBS = (
 
 
 def suite_copy(tmp_path: Path, profile: dict[str, object] | str) -> Path:
-    project = tmp_path / "integration_tests"
-    shutil.copytree(
-        SUITE, project, ignore=shutil.ignore_patterns("warehouse", "target", "logs", "dbt_packages", "*.py")
-    )
-    local_package(project)
-    if isinstance(profile, str):
-        write_profile(project, profile, "integration_tests")
-    else:
-        (project / "profiles.yml").write_text(
-            json.dumps({"integration_tests": {"target": "dev", "outputs": {"dev": profile}}})
-        )
-    return project
+    """integration_tests/ copied with `profile`, or the render project's profile of that adapter."""
+    return copy_suite(tmp_path, PROFILES[profile] if isinstance(profile, str) else profile)
 
 
 def check_stream_models(resolved: dict) -> None:
