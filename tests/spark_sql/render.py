@@ -85,20 +85,29 @@ class SparkRenderer:
         manifest = result.result
         assert isinstance(manifest, Manifest)
         self.manifest = manifest
-        args = Namespace(
+        self.args = Namespace(
             profiles_dir=str(self.project_dir),
             project_dir=str(self.project_dir),
             target=None,
             profile=None,
             threads=None,
         )
-        flags.set_from_args(args, {})
-        self.config = RuntimeConfig.from_args(args)
+        flags.set_from_args(self.args, {})
+        self.config = RuntimeConfig.from_args(self.args)
+        self._activate()
+
+    def _activate(self) -> None:
+        """Register this project's adapter again if a dbt invocation since has reset dbt's globals.
+
+        Every ``dbtRunner().invoke`` clears the registered adapters and the global flags when it
+        ends, and other tests on the same pytest worker invoke dbt between this session-scoped
+        renderer's uses.
+        """
+        flags.set_from_args(self.args, {})
         register_adapter(self.config, get_mp_context())
         adapter = get_adapter(self.config)
-        adapter.set_macro_resolver(manifest)
+        adapter.set_macro_resolver(self.manifest)
         adapter.set_macro_context_generator(generate_runtime_macro_context)  # type: ignore[arg-type]
-        self.adapter = adapter
 
     def model_names(self) -> list[str]:
         return sorted(node.name for node in self.manifest.nodes.values() if node.resource_type == "model")
@@ -108,6 +117,7 @@ class SparkRenderer:
 
     def model(self, name: str) -> ModelRender:
         node = self.node(name)
+        self._activate()
         return ModelRender(node, generate_runtime_model_context(node, self.config, self.manifest), self.manifest)
 
     def render(self, name: str) -> list[Statement]:
