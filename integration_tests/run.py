@@ -43,7 +43,12 @@ class Refusal:
 REFUSALS = (
     Refusal(
         "refuse_feed_off",
-        ("Stream refuse_feed_off__", "change data feed is not enabled on the source", "enable_change_tracking"),
+        (
+            "Stream refuse_feed_off__",
+            "change data feed is not enabled on the source",
+            "enable_change_tracking",
+            "--full-refresh",
+        ),
     ),
     Refusal(
         "refuse_feed_gap",

@@ -29,10 +29,10 @@
   {%- set read = dbt_tablestream.stream_read_mode() -%}
   {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
-  {%- if not state.tracked -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(stream_name, dbt_tablestream.stream_source_name(relation), read)) }}
-  {%- endif -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
+  {%- if not state.tracked -%}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(stream_name, dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
+  {%- endif -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
        log's newest epoch (an older run's) would win the next position and re-apply its window. --#}
   {%- set logged = dbt_tablestream.read_stream_offset(stream_name) -%}
@@ -182,8 +182,9 @@
 
 
 {#-- Why a stream cannot read its source with `read`: what the source does not record, and the
-     operation that turns it on. --#}
-{% macro stream_untracked_message(stream_name, source, read) %}
+     operation that turns it on. A stream that has written its target (`established`) has also
+     missed the changes committed while the feed was off; only a rebuild brings those in. --#}
+{% macro stream_untracked_message(stream_name, source, read, established=false) %}
   {%- if read == 'changes' -%}
     {{ return("Stream " ~ stream_name ~ ": stream_read: changes reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
         ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
@@ -191,7 +192,8 @@
   {%- endif -%}
   {{ return("Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ source
       ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
-      ~ source ~ "}'`; the stream sees changes committed from then on.") }}
+      ~ source ~ "}'`; the stream sees changes committed from then on."
+      ~ (" Changes committed while the feed was off are in no feed: once it is enabled, run this model with `--full-refresh` to rebuild its target from the source's current state." if established else "")) }}
 {% endmacro %}
 
 

@@ -36,8 +36,23 @@ def test_source_missing(tmp_path: Path) -> None:
 def test_change_feed_not_enabled(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
     bench.create_source([(1, "a", 1)], change_feed=False)
-    bench.refused(
+    message = bench.refused(
         "log", f"Stream {STREAM}", "change data feed is not enabled on the source app.t", "enable_change_tracking"
+    )
+    assert "--full-refresh" not in message, "a stream that never ran has missed nothing"
+
+
+def test_change_feed_turned_off_on_an_established_stream_names_the_rebuild(tmp_path: Path) -> None:
+    bench = established(tmp_path)
+    bench.source().alter.set_table_properties({"delta.enableChangeDataFeed": "false"})
+    bench.append([(4, "d", 4)])  # in no feed
+    bench.refused(
+        "log",
+        f"Stream {STREAM}",
+        "change data feed is not enabled on the source app.t",
+        "enable_change_tracking",
+        "Changes committed while the feed was off are in no feed",
+        "--full-refresh",
     )
 
 
