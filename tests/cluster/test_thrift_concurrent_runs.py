@@ -24,6 +24,8 @@ from tests.cluster.local_cluster import LocalCluster
 from tests.cluster.thrift_project import project, source_with_rows, start_dbt, wait_for_line
 from tests.functional.dbt_project_helper import DbtProject
 
+pytestmark = pytest.mark.extended
+
 MIRROR = (
     "{{ config(materialized='stream_merge', unique_key='id') }}\n"
     "select id, name, __change_type, __commit_version from {{ dbt_tablestream.source_stream('app', 't') }}"

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.cluster.local_cluster import LocalCluster
 from tests.cluster.thrift_project import project, source_with_rows
+
+pytestmark = pytest.mark.extended
 
 
 def test_four_threads_four_streams_three_rounds(tmp_path: Path, thrift_cluster: LocalCluster) -> None:

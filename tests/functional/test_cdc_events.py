@@ -26,6 +26,7 @@ def events_bench(tmp_path: Path, models: dict[str, str], **options: object) -> S
     return StreamBench(tmp_path, models, sources=("events",), **options)  # type: ignore[arg-type]
 
 
+@pytest.mark.extended
 def test_events_apply_by_sequence_late_and_duplicate_events_change_nothing(tmp_path: Path) -> None:
     """Two windows of events, the first run building each target and the second merging, checked
     against the oracle for every delete_mode and for ignore_null_updates. (Crashes: the soak.)"""

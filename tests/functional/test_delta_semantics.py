@@ -120,6 +120,7 @@ def test_a_window_older_than_the_file_retention_is_refused_before_delta_refuses_
     )
 
 
+@pytest.mark.extended
 def test_commits_that_carry_the_marker_after_the_write_do_not_count_as_the_write(tmp_path: Path) -> None:
     """Auto-compaction commits right after the write, while commitInfo.userMetadata still holds the
     marker. The rows the run reports and logs are the write's, from the write's own commit."""
@@ -215,6 +216,7 @@ def test_a_three_part_source_name_keeps_its_catalog(tmp_path: Path) -> None:
     assert logged[-1]["to_version"] == bench.source().version()
 
 
+@pytest.mark.extended
 def test_a_full_refresh_keeps_the_change_feed_of_a_target_others_stream_from(tmp_path: Path) -> None:
     """`up` had its change feed turned on outside its config (enable_change_tracking), and `down`
     streams from it. A --full-refresh of `up` replaces it: its feed stays on, so `down`, refused

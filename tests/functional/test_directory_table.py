@@ -73,6 +73,7 @@ def landing_rows(dbt: DbtProject) -> list[tuple[str, int, float]]:
     return sorted((row["relative_path"], row["order_id"], row["amount"]) for row in table)
 
 
+@pytest.mark.extended
 def test_file_events_stream_and_an_incremental_load(tmp_path: Path) -> None:
     dbt = project(tmp_path)
     landing = tmp_path / "landing"

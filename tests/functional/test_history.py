@@ -46,6 +46,7 @@ VALID_HISTORY = "version: 2\nmodels:\n" + "".join(
 )
 
 
+@pytest.mark.extended
 def test_every_change_is_a_version_and_deletes_close_them(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, MODELS)
     (bench.project.root / "models" / "schema.yml").write_text(VALID_HISTORY)

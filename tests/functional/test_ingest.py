@@ -80,6 +80,7 @@ def sync(lines: int = 1000, **retry: Any) -> Any:
     return builder.build()
 
 
+@pytest.mark.extended
 def test_cdc_rows_in_flushes_then_stream_merge_mirrors_the_source(tmp_path: Path) -> None:
     """100k upserts and deletes over 10k keys in 1k-row flushes written with delta-rs; each flush is
     one version, and a stream_merge run on delta-spark over all of them (the change feed delta-rs

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from deltalake import DeltaTable
 
 from tests.functional.local import shared_spark
@@ -36,6 +37,7 @@ def run_logged(bench: StreamBench, *models: str) -> list[str]:
     return logged
 
 
+@pytest.mark.extended
 def test_on_stale_after_vacuum_and_after_the_source_is_recreated(tmp_path: Path) -> None:
     bench = StreamBench(
         tmp_path,

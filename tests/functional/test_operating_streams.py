@@ -56,6 +56,7 @@ def printed_by(bench: StreamBench, *args: str) -> list[str]:
     return printed
 
 
+@pytest.mark.extended
 def test_pending_lists_the_stream_behind_and_builds_it_with_its_downstream_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -141,6 +142,7 @@ def plain_vacuum_would_delete(bench: StreamBench) -> set[str]:
     }
 
 
+@pytest.mark.extended
 def test_vacuum_keeps_what_a_live_stream_needs_where_a_plain_vacuum_strands_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

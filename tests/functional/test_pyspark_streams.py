@@ -82,6 +82,7 @@ def test_read_is_repeatable_and_only_a_committed_consume_advances(tmp_path: Path
     assert collected(stream.read()) == []
 
 
+@pytest.mark.extended
 def test_python_and_dbt_streams_share_the_offsets_log(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model()})
     bench.create_source([(1, "a", 1)])

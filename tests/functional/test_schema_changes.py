@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from deltalake import DeltaTable
 
 from tests.functional.local import shared_spark
@@ -37,6 +38,7 @@ def summary_of(bench: StreamBench) -> str:
     return line
 
 
+@pytest.mark.extended
 def test_a_column_added_then_renamed_is_applied_part_by_part(tmp_path: Path) -> None:
     audit = "select * from {{ dbt_tablestream.changes(source('app', 't'), 2) }}"
     bench = StreamBench(tmp_path, {"mirror": MIRROR, "audit": audit, "strict": STRICT, "log": LOG})

@@ -135,6 +135,7 @@ SEVERAL_STREAM_CRASHES = [
 ]
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("points", SEVERAL_STREAM_CRASHES)
 def test_a_union_and_a_join_commit_their_inputs_together_through_a_kill_at_each_step(
     tmp_path: Path, points: list[str]

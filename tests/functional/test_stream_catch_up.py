@@ -25,6 +25,7 @@ def source_at(bench: StreamBench, version: int) -> Counter[tuple[Any, ...]]:
     return Counter(as_row(row) for row in table.to_pyarrow_table().to_pylist())
 
 
+@pytest.mark.extended
 def test_a_stream_50_versions_behind_catches_up_in_3_bounded_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -56,6 +56,7 @@ def vacuum_past_the_offset(bench: StreamBench) -> None:
     bench.source().vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("recovery", ["tablestream reset", "--full-refresh"])
 def test_vacuumed_source_is_refused_shown_stale_and_recovers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], recovery: str
@@ -147,6 +148,7 @@ def example_main() -> Any:
     return module
 
 
+@pytest.mark.extended
 def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "example_project"
     shutil.copytree(

@@ -11,6 +11,8 @@ import pytest
 from tests.functional.local import shared_spark
 from tests.functional.streams import StreamBench, stream_model
 
+pytestmark = pytest.mark.extended
+
 MODELS = {
     "current": (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"

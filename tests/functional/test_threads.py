@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from deltalake import DeltaTable
 
 from tests.functional.streams import StreamBench
@@ -25,6 +26,7 @@ def rows_of(table) -> list[tuple]:
     return sorted((row["id"], row["name"], row["age"]) for row in table.to_pyarrow_table().to_pylist())
 
 
+@pytest.mark.extended
 def test_four_threads_four_streams_five_rounds(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, MODELS, sources=("t", "u"))
     (bench.project.root / "profiles.yml").write_text(

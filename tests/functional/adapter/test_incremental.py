@@ -523,6 +523,8 @@ select id
        ,CASE WHEN id <= 3 THEN NULL ELSE `field-with-dash` END AS `field-with-dash`
 
 from source_data
+
+pytestmark = pytest.mark.extended
 """
 
 

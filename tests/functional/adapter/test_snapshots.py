@@ -33,6 +33,8 @@ from dbt.tests.adapter.simple_snapshot.new_record_dbt_valid_to_current import (
 )
 from dbt.tests.adapter.simple_snapshot.new_record_timestamp_mode import BaseSnapshotNewRecordTimestampMode
 
+pytestmark = pytest.mark.extended
+
 # dbt-spark's snapshot materialization requires a table format with MERGE (`file_format` defaults
 # to parquet there): the setting dbt-spark's own Delta snapshot tests use.
 DELTA_SNAPSHOTS = {"snapshots": {"+file_format": "delta"}}

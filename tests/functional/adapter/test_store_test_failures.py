@@ -14,6 +14,8 @@ from dbt.tests.adapter.store_test_failures_tests.test_store_test_failures import
     StoreTestFailuresBase,
 )
 
+pytestmark = pytest.mark.extended
+
 
 class TestSparkStoreTestFailuresWithDelta(StoreTestFailuresBase):
     @pytest.fixture(scope="class")
