@@ -30,6 +30,8 @@ from dbt.tests.adapter.incremental.test_incremental_unique_id import BaseIncreme
 from dbt.tests.adapter.simple_seed.test_seed import SeedConfigBase
 from dbt.tests.util import check_relations_equal, run_dbt
 
+pytestmark = pytest.mark.extended
+
 #
 # dbt-spark's tests/functional/adapter/incremental_strategies/fixtures.py (the Delta models)
 #
@@ -523,8 +525,6 @@ select id
        ,CASE WHEN id <= 3 THEN NULL ELSE `field-with-dash` END AS `field-with-dash`
 
 from source_data
-
-pytestmark = pytest.mark.extended
 """
 
 
