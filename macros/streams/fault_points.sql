@@ -1,13 +1,16 @@
 {#-- Test-only hooks at the steps of a stream run (window_pinned, before_target_commit,
      after_target_commit, after_offsets_append): DBT_TABLESTREAM_FAULT=<point> kills the process
-     there; DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds it there, to line up concurrent runs. --#}
+     there, and <point>@<model> only in that model's run, so one process can leave the models run
+     before it committed; DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds it there, to line up
+     concurrent runs. --#}
 {% macro fault_point(point) %}
   {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
   {%- if pause and pause.split(':')[0] == point -%}
     {{ log("tablestream test pause at " ~ point, info=True) }}
     {%- do adapter.dispatch('pause_point', 'dbt_tablestream')(point, pause.split(':')[1] | float) -%}
   {%- endif -%}
-  {%- if env_var('DBT_TABLESTREAM_FAULT', '') == point -%}
+  {%- set fault = env_var('DBT_TABLESTREAM_FAULT', '').split('@') -%}
+  {%- if fault[0] == point and (fault | length == 1 or fault[1] == model.name) -%}
     {{ return(adapter.dispatch('fault_point', 'dbt_tablestream')(point)) }}
   {%- endif -%}
 {% endmacro %}
