@@ -4,6 +4,7 @@ replayed from the source's change feed (README, "History"), and the target as it
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -97,7 +98,7 @@ def without_carryovers(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The changes without rows a commit rewrote unchanged: within a version, an equal pre- and
     post-image, or an equal delete and insert (a rewritten file without change data files reads
     as every row deleted and inserted), cancel one for one."""
-    data = ("id", "name", "age")
+    data = [column for column in changes[0] if not column.startswith("_") and column != "at"] if changes else []
     pairs = {
         "update_preimage": ("update", 0),
         "update_postimage": ("update", 1),
@@ -118,23 +119,34 @@ def without_carryovers(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def replay_feed(source: Path, oracle: HistoryOracle) -> Counter[Version]:
     """The history the source's change feed gives, replayed into ``oracle`` (a fresh one)."""
-    changes = feed_changes(source)
+    return replay(feed_changes(source), oracle)
+
+
+def replay(
+    changes: list[dict[str, Any]],
+    oracle: HistoryOracle,
+    key: Callable[[dict[str, Any]], Any] = lambda change: change["id"],
+) -> Counter[Version]:
+    """``changes`` (from feed_changes) replayed into ``oracle`` (a fresh one), keyed by ``key``."""
     last: dict[tuple[Any, Any], dict[str, Any]] = {}
     for change in changes:  # of a key's changes in one commit time, the last
-        last.pop((change["id"], change["at"]), None)
-        last[(change["id"], change["at"])] = change
+        last.pop((key(change), change["at"]), None)
+        last[(key(change), change["at"])] = change
     for change in sorted(last.values(), key=lambda change: (change["at"], change["_commit_version"])):
-        oracle.apply(change["id"], change["at"], change["_change_type"] == "delete", change)
+        oracle.apply(key(change), change["at"], change["_change_type"] == "delete", change)
     return oracle.versions()
 
 
-def history_rows(bench: StreamBench, model: str, millis: bool = True) -> Counter[Version]:
-    """The target's versions as the oracle's tuples (times in epoch milliseconds unless ``millis`` is false)."""
+def history_rows(
+    bench: StreamBench, model: str, millis: bool = True, keys: tuple[str, ...] = ("id",)
+) -> Counter[Version]:
+    """The target's versions as the oracle's tuples, led by the ``keys`` columns (times in epoch
+    milliseconds unless ``millis`` is false)."""
     path = bench.target_path(model)
     table = f"delta.`{sql_path(path)}`"
     columns = [row[0] for row in shared_spark().sql(f"select * from {table} limit 0").dtypes]
     time = "unix_millis({})" if millis else "{}"
-    selected = ["id", "name", "age", *(time.format(c) for c in ("dbt_valid_from", "dbt_valid_to", "dbt_updated_at"))]
+    selected = [*keys, "name", "age", *(time.format(c) for c in ("dbt_valid_from", "dbt_valid_to", "dbt_updated_at"))]
     if "dbt_is_deleted" in columns:
         selected.append("dbt_is_deleted")
     return Counter(tuple(row) for row in shared_spark().sql(f"select {', '.join(selected)} from {table}").collect())

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from tests.functional.dbt_project_helper import DbtProject
 from tests.functional.local import (
@@ -36,10 +36,13 @@ STREAM_READS_FULL = ["table_changes", pytest.param("changes", marks=pytest.mark.
 
 def property_settings(examples: int) -> settings:
     """Hypothesis settings of a property test over dbt runs: ``examples`` in the default suite,
-    or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds."""
+    or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds. The examples are
+    seeds of batches of histories (tests/functional/lanes.py): a smaller seed is no simpler
+    batch, so a failure is not shrunk; its message names the lane and its history."""
     return settings(
         max_examples=int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", str(examples))),
         deadline=None,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
     )
 

@@ -1,32 +1,35 @@
 """stream_merge over a CDC event source: sequence_by, apply_as_deletes, ignore_null_updates,
 target_exclude_columns, tombstones; the refusals; a property test against the oracle; crashes.
 
-The property test runs a bounded number of examples; the soaks, longer and with SIGKILLs at random
-steps of the commit protocol:
-    TABLESTREAM_PROPERTY_EXAMPLES=100 pytest -m soak tests/functional/test_cdc_events.py -k "not crashes"
+The property test runs one example of 48 histories in CI (tests/functional/lanes.py); the soaks,
+longer and with SIGKILLs at random steps of the commit protocol:
+    TABLESTREAM_PROPERTY_EXAMPLES=8 pytest -m soak tests/functional/test_cdc_events.py -k "not crashes"
     pytest -m soak tests/functional/test_cdc_events.py -k crashes
 """
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
-from deltalake import DeltaTable
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from deltalake import DeltaTable, write_deltalake
+from hypothesis import given
 
-from tests.functional.events import Event, EventOracle, events_model, write_events
-from tests.functional.streams import StreamBench, property_settings
+from tests.functional.events import EVENTS, Event, EventOracle, events_model, write_events
+from tests.functional.lanes import LANE_KEY, LANES, SEEDS, BatchView, Lane, lane_random, run_batch
+from tests.functional.streams import CDF, StreamBench, property_settings
 
 
 def events_bench(tmp_path: Path, models: dict[str, str], **options: object) -> StreamBench:
     return StreamBench(tmp_path, models, sources=("events",), **options)  # type: ignore[arg-type]
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 def test_events_apply_by_sequence_late_and_duplicate_events_change_nothing(tmp_path: Path) -> None:
     """Two windows of events, the first run building each target and the second merging, checked
     against the oracle for every delete_mode and for ignore_null_updates. (Crashes: the soak.)"""
@@ -127,94 +130,137 @@ def test_event_refusals_name_the_stream_and_write_nothing(tmp_path: Path) -> Non
 
 # --- property: random event histories against the oracle ------------------------------------------
 
-KEYS = st.integers(min_value=0, max_value=3)
-VALUE = st.one_of(st.none(), st.integers(min_value=0, max_value=9))
-EVENT = st.tuples(KEYS, st.sampled_from(["c", "u", "u", "d"]), VALUE, VALUE)
 # An event's lateness: most arrive in order; a quarter arrive 1-4 places late.
-DELAY = st.sampled_from([0, 0, 0, 1, 2, 4])
-STEP = st.sampled_from(["event", "event", "event", "duplicate", "commit", "run"])
+DELAYS = [0, 0, 0, 1, 2, 4]
+STEPS = ["event", "event", "event", "duplicate", "commit", "run"]
+EventRuns = list[list[list[Event]]]  # runs, each of commits, each of events in arrival order
 
 
-@st.composite
-def event_histories(draw: st.DrawFn) -> list[list[list[Event]]]:
-    """Runs, each of commits, each of events in arrival order; sequences are distinct except
-    for redelivered duplicates."""
-    steps = draw(st.lists(st.tuples(STEP, EVENT, DELAY), min_size=3, max_size=24))
+def random_event_history(rng: random.Random) -> EventRuns:
+    """3-24 steps over keys 0-3: events (c, u, u, d; a value NULL a third of the time), a
+    redelivered duplicate, a commit or a run between them; sequences are distinct except for the
+    duplicates, and events arrive up to 4 places late. At most 3 runs (RUNS)."""
     arrivals: list[tuple[int, str, Event | None]] = []  # (position, kind, event)
     sent: list[Event] = []
-    for position, (kind, (key, op, name, age), delay) in enumerate(steps):
+    runs = 1
+    for position in range(rng.randint(3, 24)):
+        kind = rng.choice(STEPS)
+        if kind == "run" and runs == RUNS:
+            kind = "commit"
         if kind in ("event", "duplicate") and (kind == "event" or not sent):
+            op = rng.choice(["c", "u", "u", "d"])
+            name, age = (None if rng.random() < 1 / 3 else rng.randint(0, 9) for _ in range(2))
             value = None if op == "d" else f"n{name}" if name is not None else None
-            event = Event(key, op, position + 1, value, None if op == "d" else age)
+            event = Event(rng.randint(0, 3), op, position + 1, value, None if op == "d" else age)
             sent.append(event)
-            arrivals.append((position + delay, "event", event))
+            arrivals.append((position + rng.choice(DELAYS), "event", event))
         elif kind == "duplicate":
-            arrivals.append((position, "event", sent[draw(st.integers(0, len(sent) - 1))]))
+            arrivals.append((position, "event", rng.choice(sent)))
         else:
+            runs += kind == "run"
             arrivals.append((position, kind, None))
-    runs: list[list[list[Event]]] = [[[]]]
+    history: EventRuns = [[[]]]
     for _, kind, event in sorted(arrivals, key=lambda arrival: arrival[0]):
         if kind == "event":
-            runs[-1][-1].append(event)  # type: ignore[arg-type]
+            history[-1][-1].append(event)  # type: ignore[arg-type]
         elif kind == "commit":
-            runs[-1].append([])
+            history[-1].append([])
         else:
-            runs.append([[]])
-    return runs
+            history.append([[]])
+    return history
 
 
-def check_event_history(runs: list[list[list[Event]]], crashes: list[str | None] | None = None) -> None:
-    """Every run's target equals the oracle's; with ``crashes``, run i is first SIGKILLed at
-    crashes[i] (a fault point of the commit protocol, or None for no crash)."""
+RUNS = 3
+LANE_EVENTS = pa.schema([("lane", pa.int32()), *EVENTS])
+EVENT_MODELS = {
+    "current": events_model("").replace("unique_key='id'", f"unique_key={LANE_KEY}"),
+    "partial": events_model("ignore_null_updates=['name']").replace("unique_key='id'", f"unique_key={LANE_KEY}"),
+}
+
+
+class EventSource:
+    """The batch's append-only event table `app.events`: (lane, id, op, seq, name, age)."""
+
+    def __init__(self, bench: StreamBench) -> None:
+        self.path = bench.source_path("events")
+        write_deltalake(self.path, LANE_EVENTS.empty_table(), configuration=CDF)
+
+    def apply(self, commits: list[list[tuple[int, Event]]]) -> None:
+        events = [event for commit in commits for event in commit]
+        columns = {"lane": [lane for lane, _ in events]}
+        columns.update({field.name: [getattr(event, field.name) for _, event in events] for field in EVENTS})
+        write_deltalake(self.path, pa.table(columns, schema=LANE_EVENTS), mode="append")
+
+    def version(self) -> int:
+        return DeltaTable(self.path).version()
+
+    def rows_at(self, version: int) -> list[dict[str, object]]:
+        return DeltaTable(self.path, version=version).to_pyarrow_table().to_pylist()
+
+
+class EventLane(Lane):
+    """A lane's events, commits and runs; the oracle of each model applying its events by sequence."""
+
+    def __init__(self, index: int, history: EventRuns) -> None:
+        super().__init__(index, history)
+        self.oracles = {"current": EventOracle(), "partial": EventOracle(ignore_null=("name",))}
+
+    @property
+    def runs(self) -> int:
+        return len(self.history)
+
+    def changes(self, run: int) -> list[Callable[[], list[tuple[int, Event]] | None]]:
+        if run >= len(self.history):
+            return []
+        return [lambda commit=commit: [(self.index, event) for event in commit] or None for commit in self.history[run]]
+
+    def check(self, run: int, view: BatchView) -> None:
+        window = [event for commit in self.history[run] for event in commit] if run < len(self.history) else []
+        for model, oracle in self.oracles.items():
+            oracle.run(window)
+            rows = Counter({row[1:]: count for row, count in view.target(model).items() if row[0] == self.index})
+            assert rows == oracle.target(), f"{model}: target {dict(rows)}, oracle {dict(oracle.target())}"
+
+
+def check_event_batch(seed: int, lanes: int = LANES, crashes: list[str | None] | None = None) -> None:
+    """Every run's targets equal the lanes' oracles; with ``crashes``, run i is first SIGKILLed at
+    crashes[i] (a fault point of the commit protocol, or None for no crash) in the model current."""
     with tempfile.TemporaryDirectory() as directory:
-        bench = events_bench(
-            Path(directory),
-            {"current": events_model(""), "partial": events_model("ignore_null_updates=['name']")},
-            processes=crashes is not None,
-        )
-        oracles = {"current": EventOracle(), "partial": EventOracle(ignore_null=("name",))}
-        written = False
-        for index, commits in enumerate(runs):
-            window = [event for commit in commits for event in commit]
-            for commit in commits:
-                if commit:
-                    write_events(bench, commit)
-                    written = True
-            if not written:
-                continue
-            # An empty window writes nothing, so it reaches no fault point.
-            crash = crashes[index % len(crashes)] if crashes and window else None
-            if crash:
-                bench.crash(crash, "run", "-s", "current")
-            bench.run()
-            for model, oracle in oracles.items():
-                oracle.run(window)
-                assert bench.target_rows(model) == oracle.target(), (model, runs, crash)
+        bench = events_bench(Path(directory), EVENT_MODELS, processes=crashes is not None)
+        source = EventSource(bench)
+        batch = [EventLane(lane, random_event_history(lane_random(seed, lane))) for lane in range(lanes)]
+
+        def crash(run: int, changed: bool) -> None:
+            point = crashes[run % len(crashes)] if crashes and changed else None
+            if point:  # an empty window writes nothing, so it reaches no fault point
+                bench.crash(f"{point}@current")
+
+        run_batch(bench, source, batch, random.Random(seed), before_run=crash if crashes else None)
 
 
-PROPERTY_SETTINGS = property_settings(2)
-EXAMPLES = PROPERTY_SETTINGS.max_examples
+PROPERTY_SETTINGS = property_settings(1)
 
 
 @PROPERTY_SETTINGS
-@given(runs=event_histories())
-def test_random_event_histories_apply_the_newest_event_per_key(runs: list[list[list[Event]]]) -> None:
-    check_event_history(runs)
+@given(seed=SEEDS)
+def test_random_event_histories_apply_the_newest_event_per_key(seed: int) -> None:
+    check_event_batch(seed)
 
 
 @pytest.mark.soak
-@settings(max_examples=max(EXAMPLES, 100), deadline=None, suppress_health_check=list(HealthCheck))
-@given(runs=event_histories())
-def test_random_event_histories_soak(runs: list[list[list[Event]]]) -> None:
-    check_event_history(runs)
+@property_settings(8)
+@given(seed=SEEDS)
+def test_random_event_histories_soak(seed: int) -> None:
+    check_event_batch(seed)
 
 
-CRASH_POINT = st.sampled_from([None, "before_target_commit", "after_target_commit", "after_offsets_append"])
+CRASH_POINTS = [None, "window_pinned", "before_target_commit", "after_target_commit", "after_offsets_append"]
 
 
 @pytest.mark.soak
-@settings(max_examples=max(EXAMPLES, 8), deadline=None, suppress_health_check=list(HealthCheck))
-@given(runs=event_histories(), crashes=st.lists(CRASH_POINT, min_size=1, max_size=6))
-def test_random_event_histories_with_crashes_soak(runs: list[list[list[Event]]], crashes: list[str | None]) -> None:
+@property_settings(4)
+@given(seed=SEEDS)
+def test_random_event_histories_with_crashes_soak(seed: int) -> None:
     """The oracle holds when runs are SIGKILLed at random steps of the commit protocol and rerun."""
-    check_event_history(runs, crashes)
+    rng = random.Random(seed)
+    check_event_batch(seed, crashes=[rng.choice(CRASH_POINTS) for _ in range(RUNS)])
