@@ -44,7 +44,7 @@ def churn(bench: StreamBench) -> None:
     source().update(updates={"name": "'E'"}, predicate="id = 5")
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"current": merge_model()}, stream_read=stream_read)
@@ -82,7 +82,7 @@ def test_the_first_build_writes_the_target_in_key_order(tmp_path: Path) -> None:
     assert merge["operation"] == "MERGE" and int(merge["operationMetrics"]["numTargetFilesRemoved"]) == 1, merge
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_soft_and_ignored_deletes(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(
@@ -106,7 +106,7 @@ def test_soft_and_ignored_deletes(tmp_path: Path, stream_read: str) -> None:
     assert soft[2]["_deleted"] is False and soft[2]["name"] == "back" and soft[2]["_deleted_at"] is None
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_merge_update_and_exclude_columns(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(

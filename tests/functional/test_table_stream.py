@@ -62,7 +62,7 @@ def test_seed_standard_case(tmp_path: Path, stream_read: str) -> None:
     assert bench.run_appended("consume_log") == Counter()
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_seed_append_only_case(tmp_path: Path, stream_read: str) -> None:
     """APPEND_ONLY: inserts as committed, never updates or deletes.
@@ -153,7 +153,7 @@ def test_seed_orders_example(tmp_path: Path) -> None:
 # --- offsets ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_two_models_keep_independent_offsets(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(
@@ -233,7 +233,7 @@ def test_full_refresh_starts_a_new_epoch(tmp_path: Path, stream_read: str) -> No
 # --- start_at ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch(tmp_path: Path, stream_read: str) -> None:
     """run, change, run, --full-refresh (epoch 1), change, run; DROP TABLE the target, change, run
@@ -259,7 +259,7 @@ def test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch(tmp_pat
     assert sorted(ids) == [1, 2, 3, 4, 5], ids
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model()}, stream_read=stream_read)
@@ -275,7 +275,7 @@ def test_start_at_snapshot_gives_insert_rows_of_the_current_state(tmp_path: Path
     assert bench.run_appended("log") == rows((4, "d", 4, "INSERT"))
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")}, stream_read=stream_read)
@@ -287,7 +287,7 @@ def test_start_at_latest_skips_what_is_there(tmp_path: Path, stream_read: str) -
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_start_at_earliest_reads_the_whole_change_feed(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at='earliest'")}, stream_read=stream_read)
@@ -307,7 +307,7 @@ def test_start_at_earliest_starts_where_the_feed_was_enabled(tmp_path: Path, str
     assert bench.run_appended("log") == rows((2, "b", 2, "INSERT"))
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_start_at_version_reads_changes_after_it(tmp_path: Path, stream_read: str) -> None:
     bench = StreamBench(tmp_path, {"log": stream_model("start_at={'version': 1}")}, stream_read=stream_read)
@@ -337,7 +337,9 @@ def test_start_at_timestamp_resolves_to_the_last_version_at_or_before_it(tmp_pat
 # --- crash between the target commit and the offsets append -----------------------------------------
 
 
-@pytest.mark.extended
+# CI kills every step of every kind of model in test_kills.py; this chain of two kills on one
+# warehouse is in the soak.
+@pytest.mark.soak
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path, stream_read: str) -> None:
     """A `dbt run` process SIGKILLed after the target commit, then after the offsets append; each
@@ -364,7 +366,7 @@ def test_kill_during_the_commit_protocol_applies_nothing_twice(tmp_path: Path, s
         assert bench.offsets()[-1]["to_version"] == bench.source().version()
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 @pytest.mark.parametrize("stream_read", STREAM_READS_FULL)
 def test_ref_stream_chains_on_a_model_output(tmp_path: Path, stream_read: str) -> None:
     upstream = (

@@ -30,7 +30,7 @@ from dbt.tests.adapter.incremental.test_incremental_unique_id import BaseIncreme
 from dbt.tests.adapter.simple_seed.test_seed import SeedConfigBase
 from dbt.tests.util import check_relations_equal, run_dbt
 
-pytestmark = pytest.mark.extended
+pytestmark = pytest.mark.scenarios
 
 #
 # dbt-spark's tests/functional/adapter/incremental_strategies/fixtures.py (the Delta models)

@@ -33,7 +33,7 @@ from dbt.tests.adapter.simple_snapshot.new_record_dbt_valid_to_current import (
 )
 from dbt.tests.adapter.simple_snapshot.new_record_timestamp_mode import BaseSnapshotNewRecordTimestampMode
 
-pytestmark = pytest.mark.extended
+pytestmark = pytest.mark.scenarios
 
 # dbt-spark's snapshot materialization requires a table format with MERGE (`file_format` defaults
 # to parquet there): the setting dbt-spark's own Delta snapshot tests use.

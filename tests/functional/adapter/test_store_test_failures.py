@@ -14,7 +14,7 @@ from dbt.tests.adapter.store_test_failures_tests.test_store_test_failures import
     StoreTestFailuresBase,
 )
 
-pytestmark = pytest.mark.extended
+pytestmark = pytest.mark.scenarios
 
 
 class TestSparkStoreTestFailuresWithDelta(StoreTestFailuresBase):

@@ -1,0 +1,145 @@
+"""A `dbt run` SIGKILLed at every step of the commit protocol (window_pinned, before_target_commit,
+after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge, a
+table_stream, and a stream_merge over several streams (a UNION of two sources).
+
+The three models run in one order (threads 1, each depending on the one before), and the fault
+targets one model (``DBT_TABLESTREAM_FAULT=<step>@<model>``), so one crash process leaves the models
+before the killed one committed, the killed one at its step, and the ones after it untouched. The
+next crash process of the test recovers what the last one left and is killed in the next model;
+after the third, an in-process run recovers the last. After every process each target is checked
+against its oracle: the mirror and the union equal their sources, and the log holds every change
+exactly once. Each test is one step: three crash processes, twelve for the four steps.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from deltalake import DeltaTable
+
+from tests.functional.streams import StreamBench
+
+pytestmark = pytest.mark.extended
+
+# In run order: each model names the one before it (depends_on), so threads 1 runs them in turn.
+MODELS = {
+    "current": (
+        "{{ config(materialized='stream_merge', unique_key='id') }}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    ),
+    "log": (
+        "-- depends_on: {{ ref('current') }}\n"
+        "{{ config(materialized='table_stream') }}\n"
+        "select id, name, age, __change_type from {{ dbt_tablestream.source_stream('app', 't') }}"
+    ),
+    "shards": (
+        "-- depends_on: {{ ref('log') }}\n"
+        "{{ config(materialized='stream_merge', unique_key='id') }}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 'a') }}\n"
+        "union all\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 'b') }}"
+    ),
+}
+ORDER = list(MODELS)
+STREAMS = {"current": ("current__app_t",), "log": ("log__app_t",), "shards": ("shards__app_a", "shards__app_b")}
+COMMITTED_AT = ("after_target_commit", "after_offsets_append")
+Row = tuple[Any, ...]
+
+
+class Sources:
+    """The sources under changes, and what each model should hold: the mirror and the union the
+    sources' state, the log every change row once (its first run: the snapshot's rows as INSERTs)."""
+
+    def __init__(self, bench: StreamBench) -> None:
+        self.bench = bench
+        self.rows: dict[str, dict[int, Row]] = {"t": {}, "a": {}, "b": {}}
+        self.log: Counter[Row] = Counter()
+        for name, keys in (("t", (1, 2, 3)), ("a", (1, 2)), ("b", (50, 51))):
+            initial = [(key, f"{name}{key}", key) for key in keys]
+            bench.create_source(initial, name=name)
+            self.rows[name] = {row[0]: row for row in initial}
+        self.log.update((*row, "INSERT") for row in self.rows["t"].values())
+
+    def change(self, round: int) -> None:
+        """An insert, an update and a delete in each source, in their own commits."""
+        for name, base in (("t", 10), ("a", 10), ("b", 60)):
+            key = base + round
+            self.insert(name, (key, f"{name}{key}", round))
+            first = min(self.rows[name])
+            self.update(name, first, round)
+            self.delete(name, max(other for other in self.rows[name] if other not in (key, first)))
+
+    def insert(self, name: str, row: Row) -> None:
+        self.bench.append([row], name=name)
+        self.rows[name][row[0]] = row
+        if name == "t":
+            self.log[(*row, "INSERT")] += 1
+
+    def update(self, name: str, key: int, round: int) -> None:
+        old = self.rows[name][key]
+        new = (key, f"{old[1]}+", old[2] + 100 + round)
+        self.bench.source(name).update(updates={"name": f"'{new[1]}'", "age": str(new[2])}, predicate=f"id = {key}")
+        self.rows[name][key] = new
+        if name == "t":
+            self.log.update([(*old, "UPDATE_BEFORE"), (*new, "UPDATE_AFTER")])
+
+    def delete(self, name: str, key: int) -> None:
+        old = self.rows[name].pop(key)
+        self.bench.source(name).delete(f"id = {key}")
+        if name == "t":
+            self.log[(*old, "DELETE")] += 1
+
+    def expected(self, model: str) -> Counter[Row]:
+        if model == "current":
+            return Counter(self.rows["t"].values())
+        if model == "shards":
+            return Counter(self.rows["a"].values()) + Counter(self.rows["b"].values())
+        return +self.log
+
+    def target(self, model: str) -> Counter[Row]:
+        rows = self.bench.target_rows(model)
+        return rows if model == "log" else Counter({row[:3]: count for row, count in rows.items()})
+
+
+def assert_every_model_at_its_oracle(bench: StreamBench, sources: Sources) -> None:
+    """The targets equal their oracles, every stream's offset is at its source's latest version,
+    and no stream logged one window twice."""
+    for model in ORDER:
+        assert sources.target(model) == sources.expected(model), model
+    for model, streams in STREAMS.items():
+        for stream in streams:
+            rows = [row for row in bench.offsets() if row["stream_name"] == stream]
+            source = stream.rsplit("_", 1)[1]
+            assert rows[-1]["to_version"] == DeltaTable(bench.source_path(source)).version(), (model, stream)
+            windows = [(row["from_version"], row["to_version"]) for row in rows if row["rows_written"]]
+            assert len(windows) == len(set(windows)), f"{stream} applied a window twice: {windows}"
+
+
+@pytest.mark.parametrize(
+    "step", ["window_pinned", "before_target_commit", "after_target_commit", "after_offsets_append"]
+)
+def test_a_kill_at_each_step_of_each_kind_of_model_loses_nothing_and_applies_nothing_twice(
+    tmp_path: Path, step: str
+) -> None:
+    bench = StreamBench(tmp_path, MODELS, sources=("t", "a", "b"), processes=True)
+    sources = Sources(bench)
+    bench.run()
+    assert_every_model_at_its_oracle(bench, sources)
+    for round, killed in enumerate(ORDER, start=1):
+        before = {model: sources.target(model) for model in ORDER}
+        sources.change(round)
+        bench.crash(f"{step}@{killed}")
+        position = ORDER.index(killed)
+        for model in ORDER[:position]:  # run before the kill: committed (and any earlier kill recovered)
+            assert sources.target(model) == sources.expected(model), (step, killed, model)
+        committed = step in COMMITTED_AT
+        assert (sources.target(killed) == sources.expected(killed)) == committed, (step, killed)
+        if not committed:
+            assert sources.target(killed) == before[killed], (step, killed)
+        for model in ORDER[position + 1 :]:  # after the kill: not run
+            assert sources.target(model) == before[model], (step, killed, model)
+    bench.run()
+    assert_every_model_at_its_oracle(bench, sources)
