@@ -74,16 +74,16 @@ class Suite:
         self.say = say
         self.directory = directory
 
-    def dbt(self, *args: str, step: int | None = None) -> Any:
+    def dbt(self, *args: str, step: int | None = None, callbacks: list[Callable[[Any], None]] | None = None) -> Any:
         variables: dict[str, object] = {"integration_prefix": self.prefix}
         if self.directory:
             variables["integration_directory"] = self.directory
         if step is not None:
             variables["integration_step"] = step
-        return dbtRunner().invoke([*args, "--vars", json.dumps(variables), *self.common])
+        return dbtRunner(callbacks=callbacks or []).invoke([*args, "--vars", json.dumps(variables), *self.common])
 
-    def operation(self, macro: str, **arguments: object) -> Any:
-        return self.dbt("run-operation", macro, "--args", json.dumps(arguments))
+    def operation(self, macro: str, callbacks: list[Callable[[Any], None]] | None = None, **arguments: object) -> Any:
+        return self.dbt("run-operation", macro, "--args", json.dumps(arguments), callbacks=callbacks)
 
     def query(self, sql: str, step: int | None = None) -> list[tuple[Any, ...]]:
         shown = self.dbt("show", "--inline", sql, "--limit", "50", step=step)
@@ -128,12 +128,19 @@ class Suite:
         except Failed:
             return []
 
-    def written(self, model: str) -> list[tuple[Any, ...]]:
-        """What a run of `model` could have written: its target's rows and its offsets rows."""
-        return self.query(
-            f"select (select count(*) from {{{{ ref('{model}') }}}}) as target_rows,"
-            f" (select count(*) from {self.prefix}.tablestream_offsets where target like '%.{model}') as offsets_rows"
-        )
+    def written(self, model: str) -> dict[str, Any]:
+        """What a run of `model` could have written: the Delta version and a fingerprint of the rows
+        of its target and of the offsets log (integration_written)."""
+        logged: list[str] = []
+
+        def capture(event: Any) -> None:
+            if event.info.msg.startswith("integration_written "):
+                logged.append(event.info.msg.split(" ", 1)[1])
+
+        ran = self.operation("integration_written", callbacks=[capture], model=model)
+        if not ran.success or len(logged) != 1:
+            raise Failed(f"refusals: model {model}: its target and offsets could not be read: {ran.exception}")
+        return dict(json.loads(logged[0]))
 
     def refuse(self, refusal: Refusal) -> None:
         before = self.written(refusal.model) if refusal.established else None

@@ -1,9 +1,9 @@
 """What only a cluster shows: dbt clients that run one stream at once, and a client that dies while
 its write is still on the server. Each dbt run is a process of its own on the Thrift profile.
 
-- Two `dbt run`s of one stream_merge started together: one applies the window; the other is a
-  no-op, or fails and is explained as "being consumed" (Delta lets one of two commits carrying
-  the stream's marker through); never both.
+- Two `dbt run`s of one stream_merge held at a barrier until both pinned the window, then both
+  writing it: one applies the window; the other is a no-op, or fails and is explained as "being
+  consumed" (Delta lets one of two commits carrying the stream's marker through); never both.
 - A run that pinned the window first and writes after the other committed it: a no-op.
 - A client killed while its MERGE is on the server: when the server still commits it, and when
   the server cancels it with the dropped session. The next run applies nothing twice and loses
@@ -38,6 +38,9 @@ SLOW_MIRROR = MIRROR + (
 NO_OP = "was already applied by a concurrent run; no-op"
 BEING_CONSUMED = "is being consumed by another run"
 HISTORY_USER_METADATA = 13  # DESCRIBE HISTORY's userMetadata column
+# How long each racing run holds its pinned window: the second must pin within it (a dbt process
+# starts in about 15 s here).
+RACE_PAUSE = 60
 
 
 class Mirror:
@@ -79,11 +82,22 @@ class Mirror:
         )
 
 
-def test_two_runs_started_together_apply_the_window_once(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
+def test_two_runs_that_pinned_one_window_race_and_apply_it_once(tmp_path: Path, thrift_cluster: LocalCluster) -> None:
+    """Both runs hold at the barrier (the window_pinned pause) until each has pinned the window,
+    then both write it: one commits, the other is a no-op or is refused as being consumed."""
     mirror = Mirror(tmp_path, thrift_cluster)
     through = mirror.change_source(1)
-    runs = [start_dbt(mirror.dbt), start_dbt(mirror.dbt)]
-    outputs = [run.communicate(timeout=600)[0] for run in runs]
+    barrier = {"DBT_TABLESTREAM_PAUSE": f"window_pinned:{RACE_PAUSE}"}
+    runs = [start_dbt(mirror.dbt, env=barrier), start_dbt(mirror.dbt, env=barrier)]
+    read = []
+    for run in runs:
+        read.append(wait_for_line(run, "tablestream test pause at window_pinned"))
+        if len(read) == 1:
+            first_paused = time.monotonic()
+    # The second reached the barrier while the first still held there: both pinned the window
+    # before either wrote it.
+    assert time.monotonic() - first_paused < RACE_PAUSE - 5, "the runs did not meet at the barrier"
+    outputs = ["".join(lines) + run.communicate(timeout=600)[0] for lines, run in zip(read, runs, strict=True)]
     applied = mirror.window_commits(through)
     assert len(applied) == 1, f"the window was committed by {applied}"
     assert mirror.offsets_through(through) == applied, f"the offsets log moved for {applied}"

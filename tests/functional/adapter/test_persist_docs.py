@@ -176,6 +176,13 @@ _SEEDS__BASIC = """id,name
 """
 
 
+def described_rows(project, table: str) -> dict[str, tuple]:
+    """`describe extended` of the table, its rows by their first field (a column or a property);
+    a missing row fails the lookup, so every check below runs."""
+    rows = project.run_sql(f"describe extended {project.test_schema}.{table}", fetch="all")
+    return {row[0]: tuple(row) for row in rows}
+
+
 class TestPersistDocsDeltaTable:
     @pytest.fixture(scope="class")
     def models(self):
@@ -222,18 +229,10 @@ class TestPersistDocsDeltaTable:
             ("seed", "Seed"),
             ("incremental_delta_model", "Incremental"),
         ]:
-            results = project.run_sql(
-                f"describe extended {project.test_schema}.{table}",
-                fetch="all",
-            )
-
-            for result in results:
-                if result[0] == "Comment":
-                    assert result[1].startswith(f"{whatis} model description")
-                if result[0] == "id":
-                    assert result[2].startswith("id Column description")
-                if result[0] == "name":
-                    assert result[2].startswith("Some stuff here and then a call to")
+            described = described_rows(project, table)
+            assert described["Comment"][1].startswith(f"{whatis} model description"), (table, described)
+            assert described["id"][2].startswith("id Column description"), (table, described)
+            assert described["name"][2].startswith("Some stuff here and then a call to"), (table, described)
 
 
 class TestPersistDocsDeltaView:
@@ -261,18 +260,10 @@ class TestPersistDocsDeltaView:
     def test_delta_comments(self, project):
         run_dbt(["run"])
 
-        results = project.run_sql(
-            "describe extended {schema}.{table}".format(schema=project.test_schema, table="view_delta_model"),
-            fetch="all",
-        )
-
-        for result in results:
-            if result[0] == "Comment":
-                assert result[1].startswith("View model description")
-            if result[0] == "id":
-                assert result[2].startswith("id Column description")
-            if result[0] == "count":
-                assert result[2] is None
+        described = described_rows(project, "view_delta_model")
+        assert described["Comment"][1].startswith("View model description"), described
+        assert described["id"][2].startswith("id Column description"), described
+        assert described["count"][2] is None, described
 
 
 class TestPersistDocsMissingColumn:

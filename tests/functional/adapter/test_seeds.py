@@ -145,4 +145,16 @@ class TestSeedColumnTypesCastTablestream:
     def test_column_seed_type(self, project):
         results = run_dbt(["seed"])
         assert len(results) == 1
+        # dbt-spark's check: its is_type test lists a type each column is not, so it fails.
         run_dbt(["test"], expect_pass=False)
+        # The cast itself: every column has the type column_types gives it.
+        described = project.run_sql(f"describe {project.test_schema}.payments", fetch="all")
+        assert {row[0]: row[1] for row in described if row[0] and not row[0].startswith("#")} == {
+            "id": "string",
+            "orderid": "string",
+            "paymentmethod": "string",
+            "status": "string",
+            "amount": "int",
+            "amount_usd": "decimal(20,2)",
+            "created": "timestamp",
+        }
