@@ -150,7 +150,8 @@
 
 
 {#-- What a run of `model` could have written, logged as one JSON line for run.py: the Delta
-     version and a fingerprint of the rows (count and an order-free sum of row hashes) of its
+     version and a fingerprint of the rows (count and an order-free sum of row hashes, as decimals:
+     a bigint sum overflows, an error under ANSI mode) of its
      target and of the offsets log. A refused run must leave all four as they were: a same-size
      rewrite or an empty commit moves the version, a changed row the fingerprint. --#}
 {% macro integration_written(model) %}
@@ -159,7 +160,7 @@
   {%- for name in [model, 'tablestream_offsets'] -%}
     {%- set relation = adapter.get_relation(database=target.database, schema=schema, identifier=name) -%}
     {%- set version = run_query("describe history " ~ relation ~ " limit 1").columns[0].values()[0] -%}
-    {%- set fingerprint = run_query("select count(*) as row_count, coalesce(sum(xxhash64(*)), 0) as row_hash from " ~ relation).rows[0] -%}
+    {%- set fingerprint = run_query("select count(*) as row_count, coalesce(sum(cast(xxhash64(*) as decimal(38, 0))), 0) as row_hash from " ~ relation).rows[0] -%}
     {%- do state.update({name: {'version': version | int, 'rows': fingerprint[0] | int, 'hash': fingerprint[1] | string}}) -%}
   {%- endfor -%}
   {{ log("integration_written " ~ tojson(state), info=True) }}
