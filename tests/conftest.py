@@ -38,6 +38,28 @@ def dbt_profile_target(tablestream_warehouse: Path) -> dict[str, object]:
     return {"type": "tablestream", "warehouse": str(tablestream_warehouse), "threads": 1}
 
 
+# pytest-xdist hands the work out in collection order, so the longest tests (minutes each) go
+# first: the workers then finish together instead of one waiting on the other's last long test.
+LONGEST_FIRST = (
+    "tests/cluster/",
+    "tests/functional/test_kills.py",
+    "tests/functional/test_integration_project.py",
+    "tests/functional/test_stream_properties.py",
+    "tests/functional/test_cdc_events.py",
+    "tests/functional/test_history.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (index for index, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)),
+            len(LONGEST_FIRST),
+        )
+
+    items.sort(key=rank)
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """How pytest-xdist spreads the suite over its workers (`-n 2`, pyproject.toml): a test
     class whole on one worker, so its class-scoped dbt project is set up once; the Thrift tests

@@ -47,7 +47,7 @@ def both(statement: str) -> None:
         shared_spark().sql(statement.format(table=table))
 
 
-@pytest.mark.extended
+@pytest.mark.scenarios
 def test_the_five_commits_give_the_same_targets_through_changes_as_through_the_change_feed(tmp_path: Path) -> None:
     """v1 inserts (1,a), (2,b); v2 and v3 update 1 to a2, a3; v4 deletes 2; v5 inserts (3,c).
 

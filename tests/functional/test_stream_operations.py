@@ -56,8 +56,15 @@ def vacuum_past_the_offset(bench: StreamBench) -> None:
     bench.source().vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
 
 
-@pytest.mark.extended
-@pytest.mark.parametrize("recovery", ["tablestream reset", "--full-refresh"])
+@pytest.mark.parametrize(
+    "recovery",
+    [
+        pytest.param("tablestream reset", marks=pytest.mark.extended),
+        # The same refusal and stale status as with the reset; a --full-refresh's new epoch is in the
+        # default suite (test_table_stream.py, test_full_refresh_starts_a_new_epoch).
+        pytest.param("--full-refresh", marks=pytest.mark.scenarios),
+    ],
+)
 def test_vacuumed_source_is_refused_shown_stale_and_recovers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], recovery: str
 ) -> None:

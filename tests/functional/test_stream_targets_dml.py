@@ -11,7 +11,7 @@ import pytest
 from tests.functional.local import shared_spark
 from tests.functional.streams import StreamBench, stream_model
 
-pytestmark = pytest.mark.extended
+pytestmark = pytest.mark.scenarios
 
 MODELS = {
     "current": (
