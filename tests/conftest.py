@@ -38,6 +38,19 @@ def dbt_profile_target(tablestream_warehouse: Path) -> dict[str, object]:
     return {"type": "tablestream", "warehouse": str(tablestream_warehouse), "threads": 1}
 
 
+@pytest.fixture(autouse=True)
+def forget_the_dbt_adapter(request: pytest.FixtureRequest):
+    """A dbt invocation leaves its adapter registered (dbt resets adapters when an invocation
+    starts, not when it ends), and dbt's class-scoped `adapter` fixture keeps an adapter already
+    registered: the next test class would then format `{schema}` with the last test's schema.
+    dbt's own fixtures reset the adapter when their class ends; this does it after every other test."""
+    yield
+    if "project" not in request.fixturenames:
+        from dbt.adapters.factory import reset_adapters
+
+        reset_adapters()
+
+
 # pytest-xdist hands the work out in collection order, so the longest tests (minutes each) go
 # first: the workers then finish together instead of one waiting on the other's last long test.
 LONGEST_FIRST = (
