@@ -101,8 +101,8 @@ class Suite:
         if not applied.success:
             raise Failed(f"step {step}: the source changes failed: {applied.exception}")
         # The refusal models' sources change only in the refusal phase: after step 0 their runs are no-ops.
-        excluded = "tag:bad_config" if step == 0 else "tag:bad_config tag:refusal"
-        built = self.dbt("build", "--select", STEP_NODES, "--exclude", *excluded.split(), step=step)
+        excluded = ["tag:bad_config"] if step == 0 else ["tag:bad_config", "tag:refusal"]
+        built = self.dbt("build", "--select", STEP_NODES, "--exclude", *excluded, step=step)
         results = [] if built.result is None else list(built.result)
         failed = [r for r in results if str(r.status) in ("error", "fail")]
         models = sum(1 for r in results if r.node.resource_type == "model")
