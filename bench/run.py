@@ -21,6 +21,15 @@ variants, the statements it sent.
     python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
     python bench/run.py --carryovers     # drop_carryovers on against off (bench/results/carryovers.json)
+    python bench/run.py --scale          # 10M, 30M and 100M rows, clustered and scattered changes, 5 runs each
+                                         # (bench/results/scale.json; about two hours here)
+
+`--scale` asks whether a run costs what changed as the target grows: each size gets a source of
+key-ordered files with deletion vectors (so that changing it is cheap), every variant built from
+it, then 5 rounds of a clustered 0.1% change and 5 of a scattered one. Beside the dbt variants it
+runs two bare MERGEs of the same net changes: `floor` on a copy of the source with Spark's default
+layout, and `floor_expert` on a key-ordered copy of bounded files, with the window's key ranges in
+its ON clause (what an expert would hand-write).
 """
 
 from __future__ import annotations
@@ -56,7 +65,19 @@ CHANGES_VARIANTS = ("stream_merge", "stream_merge_changes", "stream_merge_spark_
 # --carryovers: stream_merge and table_stream with the carry-over filter (drop_carryovers, the
 # default) and without it, over the same windows.
 CARRYOVER_VARIANTS = ("stream_merge", "stream_merge_keep_carryovers", "table_stream", "table_stream_keep_carryovers")
-MODE_VARIANTS = {"run": DBT_VARIANTS, "changes": CHANGES_VARIANTS, "carryovers": CARRYOVER_VARIANTS}
+# --scale: this package's MERGE with and without deletion vectors against the stock incremental
+# and a rebuild; `floor` and `floor_expert` run beside them (Bench.floor).
+SCALE_VARIANTS = ("stream_merge", "stream_merge_dv", "cdf_incremental", "rebuild")
+SCALE_SIZES = [10_000_000, 30_000_000, 100_000_000]
+PATTERNS = ("clustered", "scattered")
+MODE_VARIANTS = {
+    "run": DBT_VARIANTS,
+    "changes": CHANGES_VARIANTS,
+    "carryovers": CARRYOVER_VARIANTS,
+    "scale": SCALE_VARIANTS,
+}
+# The file bound of the key-ordered copies (the package's default max_rows_per_file).
+FILE_ROWS = 250_000
 
 
 def machine() -> dict[str, Any]:
@@ -136,6 +157,7 @@ class Measurement:
     statements: int | None = None
     statement_seconds: float | None = None
     statement_log: list[tuple[str, float]] = field(default_factory=list)
+    pattern: str = "clustered"
 
 
 class Bench:
@@ -183,67 +205,110 @@ class Bench:
     def latest_version(self) -> int:
         return int(self.sql("describe history app.src limit 1")[0]["version"])
 
-    def create_source(self, rows: int, row_tracking: bool = False) -> None:
+    def create_source(self, rows: int, row_tracking: bool = False, bounded: bool = False) -> None:
+        """`app.src` with `rows` rows and `analytics.floor`, a copy in Spark's default layout. With
+        `bounded`, the source is written in key order in files of FILE_ROWS rows with deletion
+        vectors on (so changing it stays cheap at any size), and `analytics.floor_expert` is a copy
+        in that layout."""
         for schema in ("app", "analytics"):
             self.sql(f"drop schema if exists {schema} cascade")
             self.sql(f"create schema {schema}")
+        properties = ["'delta.enableChangeDataFeed' = 'true'"]
+        properties += ["'delta.enableRowTracking' = 'true'"] if row_tracking else []
+        properties += ["'delta.enableDeletionVectors' = 'true'"] if bounded else []
         self.sql(
             "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
-            "tblproperties ('delta.enableChangeDataFeed' = 'true'"
-            + (", 'delta.enableRowTracking' = 'true')" if row_tracking else ")")
+            f"tblproperties ({', '.join(properties)})"
         )
-        self.sql(
-            f"insert into app.src select id, concat('c', cast(id % 100 as string)), cast(id % 1000 as double) / 10, "
-            f"timestamp '2026-01-01 00:00:00' from range({rows})"
+        rows_sql = (
+            "select id, concat('c', cast(id % 100 as string)) as category, cast(id % 1000 as double) / 10 as amount, "
+            f"timestamp '2026-01-01 00:00:00' as updated_at from range({rows})"
         )
+        if bounded:
+            self.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
+        self.sql(f"insert into app.src {rows_sql}{' order by id' if bounded else ''}")
+        if bounded:
+            self.sql("create table analytics.floor_expert using delta as select * from app.src order by id")
+            self.sql("reset spark.sql.files.maxRecordsPerFile")
         self.sql("create table analytics.floor using delta as select * from app.src")
-        self.floor_after = self.latest_version()
+        self.floor_after = {"floor": self.latest_version(), "floor_expert": self.latest_version()}
 
-    def change_source(self, rows: int, fraction: float, round: int) -> None:
-        """A clustered, mixed change in three commits: updates, deletes, inserts of fresh ids."""
+    def change_source(self, rows: int, fraction: float, round: int, pattern: str = "clustered") -> None:
+        """A mixed change in three commits: updates, deletes, inserts of fresh ids. Clustered: the
+        updates and the deletes each hit one block of neighbouring keys. Scattered: they hit keys
+        spread evenly over the whole key range."""
         part = max(1, int(rows * fraction) // 3)
-        start = (round * 7919 * part * 3) % max(1, rows - 3 * part)
-        self.sql(
-            f"update app.src set amount = amount + 1, updated_at = current_timestamp() "
-            f"where id >= {start} and id < {start + part}"
-        )
-        self.sql(f"delete from app.src where id >= {start + part} and id < {start + 2 * part}")
         fresh = rows + round * part
+        if pattern == "clustered":
+            start = (round * 7919 * part * 3) % max(1, rows - 3 * part)
+            updated = f"id >= {start} and id < {start + part}"
+            deleted = f"id >= {start + part} and id < {start + 2 * part}"
+        else:
+            stride = max(2, rows // part)
+            updated = f"id < {rows} and id % {stride} = {round % stride}"
+            deleted = f"id < {rows} and id % {stride} = {(round + stride // 2) % stride}"
+        self.sql(f"update app.src set amount = amount + 1, updated_at = current_timestamp() where {updated}")
+        self.sql(f"delete from app.src where {deleted}")
         self.sql(f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})")
 
-    def floor(self) -> None:
-        """The window's net changes applied by one bare MERGE: what a stream run cannot beat."""
+    def floor(self, table: str = "floor") -> None:
+        """The window's net changes applied by one bare MERGE: what a stream run cannot beat. On
+        `floor_expert`, the MERGE also names the window's key ranges (gaps wider than one key cut
+        them, at most 32), so Delta skips the files outside them."""
         through = self.latest_version()
-        if through <= self.floor_after:
+        after = self.floor_after[table]
+        if through <= after:
             return
-        self.sql(
-            f"""
-            merge into analytics.floor as t
-            using (
+        window = f"""
               select * from (
                 select *, row_number() over (partition by id order by _commit_version desc,
                   case _change_type when 'update_preimage' then 0 else 1 end desc) as last
-                from table_changes('app.src', {self.floor_after + 1}, {through})
+                from table_changes('app.src', {after + 1}, {through})
                 where _change_type <> 'update_preimage'
-              ) where last = 1
-            ) as s
-            on t.id = s.id
+              ) where last = 1"""
+        ranges = ""
+        if table == "floor_expert":
+            keys = sorted(row[0] for row in self.sql(f"select distinct id from ({window})"))
+            cuts = sorted(sorted(range(1, len(keys)), key=lambda i: keys[i] - keys[i - 1], reverse=True)[:31])
+            cuts = [i for i in cuts if keys[i] - keys[i - 1] > 1]
+            bounds = zip([0, *cuts], [*cuts, len(keys)], strict=True)
+            ranges = " and (" + " or ".join(f"t.id >= {keys[a]} and t.id <= {keys[b - 1]}" for a, b in bounds) + ")"
+        self.sql(
+            f"""
+            merge into analytics.{table} as t
+            using ({window}) as s
+            on t.id = s.id{ranges}
             when matched and s._change_type = 'delete' then delete
             when matched then update set t.category = s.category, t.amount = s.amount, t.updated_at = s.updated_at
             when not matched and s._change_type <> 'delete' then insert (id, category, amount, updated_at)
               values (s.id, s.category, s.amount, s.updated_at)
             """
         )
-        self.floor_after = through
+        self.floor_after[table] = through
+
+    def floor_expert(self) -> None:
+        """`floor` on the key-ordered copy of bounded files, in the bound's session setting."""
+        self.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
+        try:
+            self.floor("floor_expert")
+        finally:
+            self.sql("reset spark.sql.files.maxRecordsPerFile")
 
     def measure(
-        self, variant: str, rows: int, fraction: float, round: int, action: Callable[[list[tuple[str, float]]], None]
+        self,
+        variant: str,
+        rows: int,
+        fraction: float,
+        round: int,
+        action: Callable[[list[tuple[str, float]]], None],
+        pattern: str = "clustered",
     ) -> Measurement:
         statements: list[tuple[str, float]] = []
         with PeakRss(self.jvm) as peak:
             started = time.perf_counter()
             action(statements)
             seconds = time.perf_counter() - started
+        dbt = not variant.startswith("floor")
         return Measurement(
             variant,
             rows,
@@ -252,9 +317,10 @@ class Bench:
             seconds,
             peak.python_peak,
             peak.jvm_peak,
-            len(statements) if variant != "floor" else None,
-            sum(elapsed for _, elapsed in statements) if variant != "floor" else None,
-            statements if variant != "floor" else [],
+            len(statements) if dbt else None,
+            sum(elapsed for _, elapsed in statements) if dbt else None,
+            statements if dbt else [],
+            pattern,
         )
 
 
@@ -289,6 +355,97 @@ def run_size(
             log(f"{rows:,} rows, {fraction:.2%} changed, round {round}/{rounds}: {summary}")
             measurements += done
     return measurements
+
+
+def run_scale(bench: Bench, rows: int, rounds: int, log: Callable[[str], None]) -> list[Measurement]:
+    """Every --scale variant over one source of `rows` rows: `rounds` clustered changes, then
+    `rounds` scattered ones, each applied by every variant in a rotated order."""
+    started = time.perf_counter()
+    bench.create_source(rows, bounded=True)
+    bench.dbt(["run", "--full-refresh", "-s", *SCALE_VARIANTS])
+    log(f"{rows:,} rows: source and targets built in {time.perf_counter() - started:.0f} s")
+    variants: list[tuple[str, Callable[[list[tuple[str, float]]], None]]] = [
+        *((model, run_model(bench, model)) for model in SCALE_VARIANTS),
+        ("floor", lambda statements: bench.floor()),
+        ("floor_expert", lambda statements: bench.floor_expert()),
+    ]
+    measurements: list[Measurement] = []
+    for offset, pattern in enumerate(PATTERNS):
+        for round in range(1, rounds + 1):
+            bench.change_source(rows, 0.001, offset * rounds + round, pattern)
+            shift = round % len(variants)
+            done = [
+                bench.measure(variant, rows, 0.001, round, action, pattern)
+                for variant, action in variants[shift:] + variants[:shift]
+            ]
+            summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
+            log(f"{rows:,} rows, {pattern}, round {round}/{rounds}: {summary}")
+            measurements += done
+    return measurements
+
+
+def scale_table(measurements: list[Measurement]) -> dict[str, dict[int, dict[str, dict[str, float]]]]:
+    """Per pattern, size and variant: the median run, the first and the last of the consecutive
+    runs, and the peak RSS."""
+    table: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
+    for pattern in PATTERNS:
+        for rows in sorted({m.rows for m in measurements}):
+            for variant in (*SCALE_VARIANTS, "floor", "floor_expert"):
+                picked = sorted(
+                    (m for m in measurements if (m.pattern, m.rows, m.variant) == (pattern, rows, variant)),
+                    key=lambda m: m.round,
+                )
+                if not picked:
+                    continue
+                table.setdefault(pattern, {}).setdefault(rows, {})[variant] = {
+                    "seconds": statistics.median(m.seconds for m in picked),
+                    "first_s": picked[0].seconds,
+                    "last_s": picked[-1].seconds,
+                    "python_rss_mb": max(m.python_rss for m in picked) / 2**20,
+                    "jvm_rss_mb": max(m.jvm_rss for m in picked) / 2**20,
+                }
+    return table
+
+
+def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
+    """The ratios the issue's targets are stated in (docs: README, Benchmarks)."""
+
+    def ratio(pattern: str, rows: int, variant: str, other: str) -> float:
+        return table[pattern][rows][variant]["seconds"] / table[pattern][rows][other]["seconds"]
+
+    sizes = sorted(table["clustered"])
+    small, large = sizes[0], sizes[-1]
+    cells = [(pattern, rows) for pattern in PATTERNS for rows in sizes]
+    merge = "stream_merge"
+    return (
+        f"RESULT clustered_vs_rebuild={ratio('clustered', large, merge, 'rebuild'):.2f} "
+        f"scattered_vs_rebuild={ratio('scattered', large, merge, 'rebuild'):.2f} "
+        f"clustered_growth={table['clustered'][large][merge]['seconds'] / table['clustered'][small][merge]['seconds']:.2f} "
+        f"max_vs_floor_expert={max(ratio(p, r, merge, 'floor_expert') for p, r in cells):.2f} "
+        f"max_vs_cdf_incremental={max(ratio(p, r, merge, 'cdf_incremental') for p, r in cells):.2f} "
+        f"max_last_vs_first={max(table[p][r][merge]['last_s'] / table[p][r][merge]['first_s'] for p, r in cells):.2f} "
+        f"dv_clustered={ratio('clustered', large, 'stream_merge_dv', merge):.2f} "
+        f"dv_scattered={ratio('scattered', large, 'stream_merge_dv', merge):.2f} "
+        f"jvm_mb={table['clustered'][small][merge]['jvm_rss_mb']:.0f}->{table['clustered'][large][merge]['jvm_rss_mb']:.0f}"
+    )
+
+
+def scale_markdown(results: dict[str, Any]) -> str:
+    """The README's --scale tables from scale.json: median seconds per pattern, size and variant,
+    and stream_merge's first and last consecutive run."""
+    lines: list[str] = []
+    for pattern, by_size in results["table"].items():
+        variants = list(next(iter(by_size.values())))
+        lines += [
+            f"| {pattern} 0.1% | " + " | ".join(variants) + " | stream_merge run 1 / run 5 |",
+            "|---|" + "---|" * (len(variants) + 1),
+        ]
+        for rows in sorted(by_size, key=int):
+            cells = " | ".join(f"{by_size[rows][name]['seconds']:.2f}" for name in variants)
+            merge = by_size[rows]["stream_merge"]
+            lines.append(f"| {int(rows) // 1_000_000}M | {cells} | {merge['first_s']:.2f} / {merge['last_s']:.2f} |")
+        lines.append("")
+    return "\n".join([*lines, f"`{results['result']}`"])
 
 
 @dataclass
@@ -525,11 +682,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1M and 10M rows, 0.1%% changed, 3 rounds")
     parser.add_argument("--full", action="store_true", help="1M, 5M, 10M and 20M rows, 0.01%% to 10%% changed")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--sizes", type=int, nargs="+", help="rows (default 1M and 10M; --scale: 10M, 30M, 100M)")
     parser.add_argument(
         "--fractions", type=float, nargs="+", default=[0.001], help="the share of rows changed per round"
     )
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, help="rounds per size (default 3; --scale: 5 per pattern)")
     parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/run.json, run_full.json)")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the main job and the cold starts")
     parser.add_argument(
@@ -542,11 +699,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="drop_carryovers on (the default) against off, for stream_merge and table_stream (bench/results/carryovers.json)",
     )
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="10M, 30M and 100M rows, clustered and scattered 0.1%% changes, 5 runs each (bench/results/scale.json)",
+    )
     parser.add_argument("--report", type=Path, help="print the README's tables from this results JSON and stop")
     args = parser.parse_args(argv)
     if args.report:
-        print(markdown(json.loads(args.report.read_text())))
+        results = json.loads(args.report.read_text())
+        print(scale_markdown(results) if "table" in results else markdown(results))
         return 0
+    args.sizes = args.sizes or (SCALE_SIZES if args.scale else [1_000_000, 10_000_000])
+    args.rounds = args.rounds or (5 if args.scale else 3)
     if args.quick:
         args.sizes, args.fractions, args.rounds = [1_000_000, 10_000_000], [0.001], 3
     if args.full:
@@ -555,7 +720,7 @@ def main(argv: list[str] | None = None) -> int:
             [0.0001, 0.001, 0.01, 0.1],
             3,
         )
-    mode = "changes" if args.changes else "carryovers" if args.carryovers else "run"
+    mode = "changes" if args.changes else "carryovers" if args.carryovers else "scale" if args.scale else "run"
     args.out = args.out or RESULTS / (f"{mode}.json" if mode != "run" else "run_full.json" if args.full else "run.json")
     args.skip_cold = args.skip_cold or mode != "run"
     headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
@@ -576,9 +741,14 @@ def main(argv: list[str] | None = None) -> int:
         bench = Bench(work)
         measurements: list[Measurement] = []
         for rows in args.sizes:
-            measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
+            if mode == "scale":
+                measurements += run_scale(bench, rows, args.rounds, log)
+            else:
+                measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if mode == "scale":
+        return write_scale(args, measurements, time.perf_counter() - started, log)
     matrix = {fraction: medians([m for m in measurements if m.fraction == fraction]) for fraction in args.fractions}
     table = matrix[headline]
     for fraction, by_size in matrix.items():
@@ -634,6 +804,56 @@ def main(argv: list[str] | None = None) -> int:
     log(f"plot: {png}" if plot(table, cold, png) else "plot skipped: pip install '.[bench]' for matplotlib")
     log(line)
     return 0
+
+
+def write_scale(
+    args: argparse.Namespace, measurements: list[Measurement], seconds: float, log: Callable[[str], None]
+) -> int:
+    """scale.json, its plot and the RESULT line of a --scale run."""
+    table = scale_table(measurements)
+    line = scale_result_line(table)
+    results = {
+        "machine": machine(),
+        "arguments": {"sizes": args.sizes, "rounds": args.rounds, "fraction": 0.001, "patterns": list(PATTERNS)},
+        "seconds": seconds,
+        "table": table,
+        "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
+        "result": line,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    log("\n" + scale_markdown(json.loads(json.dumps(results))))
+    png = args.out.with_suffix(".png")
+    log(f"plot: {png}" if plot_scale(table, png) else "plot skipped: pip install '.[bench]' for matplotlib")
+    log(line)
+    return 0
+
+
+def plot_scale(table: dict[str, dict[int, dict[str, dict[str, float]]]], path: Path) -> bool:
+    """Median seconds per variant against rows, one panel per change pattern; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, panels = plt.subplots(1, len(table), figsize=(12, 5), sharey=True)
+    for panel, (pattern, by_size) in zip(panels, table.items(), strict=True):
+        sizes = sorted(by_size)
+        for variant in by_size[sizes[0]]:
+            panel.plot(sizes, [by_size[rows][variant]["seconds"] for rows in sizes], marker="o", label=variant)
+        panel.set_xscale("log")
+        panel.set_yscale("log")
+        panel.set_xlabel("target rows")
+        panel.set_title(f"{pattern} 0.1% change, median of consecutive runs")
+    panels[0].set_ylabel("seconds per run")
+    panels[0].legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
 
 
 if __name__ == "__main__":

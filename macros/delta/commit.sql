@@ -23,13 +23,13 @@
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
   {%- endif -%}
-  {%- for statement_sql in dbt_tablestream.spark__stream_commit_open_sql(stream) -%}
+  {%- for statement_sql in dbt_tablestream.spark__stream_commit_open_sql(stream, dbt_tablestream.stream_max_rows_per_file()) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
   {%- call statement('main', fetch_result=True) -%}
     {{ sql }}
   {%- endcall -%}
-  {%- for statement_sql in dbt_tablestream.spark__stream_commit_close_sql() -%}
+  {%- for statement_sql in dbt_tablestream.spark__stream_commit_close_sql(dbt_tablestream.stream_max_rows_per_file()) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
   {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(target, 50)).rows -%}
@@ -100,25 +100,28 @@
 
 {#-- The session settings that make the next DML one marked, idempotent Delta commit: a
      SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
-     carrying the marker. The value is backquoted so no character of it ends the statement. --#}
-{% macro spark__stream_commit_open_sql(stream) %}
+     carrying the marker. The value is backquoted so no character of it ends the statement.
+     With `max_rows_per_file`, the write's files also hold at most that many rows: with the key
+     order of builds and MERGE output, each file then holds a narrow key range, and a MERGE
+     copies only the files of the ranges that changed (docs/architecture.md, "Cost"). --#}
+{% macro spark__stream_commit_open_sql(stream, max_rows_per_file=none) %}
   {%- set metadata = tojson(dbt_tablestream.stream_marker_metadata(stream)) | replace('`', '``') -%}
   {{ return([
       'set spark.databricks.delta.write.txnAppId = ' ~ stream.stream_id,
       'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
       'set spark.databricks.delta.commitInfo.userMetadata = `' ~ metadata ~ '`',
-  ]) }}
+  ] + (['set spark.sql.files.maxRecordsPerFile = ' ~ max_rows_per_file] if max_rows_per_file else [])) }}
 {% endmacro %}
 
 
 {#-- Delta leaves the settings in place after a write, and a later DML on the session would then
      be marked, or skipped, as this stream's: reset them every time. --#}
-{% macro spark__stream_commit_close_sql() %}
+{% macro spark__stream_commit_close_sql(max_rows_per_file=none) %}
   {{ return([
       'reset spark.databricks.delta.write.txnAppId',
       'reset spark.databricks.delta.write.txnVersion',
       'reset spark.databricks.delta.commitInfo.userMetadata',
-  ]) }}
+  ] + (['reset spark.sql.files.maxRecordsPerFile'] if max_rows_per_file else [])) }}
 {% endmacro %}
 
 

@@ -79,13 +79,15 @@ insert into {{ target }}
 
 
 {#-- SQL that MERGEs a stream's net changes (one row per key: INSERT, UPDATE_AFTER or DELETE) into
-     the target as one Delta commit carrying the stream's marker. --#}
-{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
-  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream)) }}
+     the target as one Delta commit carrying the stream's marker. `key_ranges`: literal ranges of
+     the window's first key column (check_stream_keys_not_null), so Delta skips the target files
+     outside them; every source key lies in one, so they change no outcome. --#}
+{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
+{% macro spark__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges=[]) %}
   {%- set is_delete = "source.`__change_type` = 'DELETE'" -%}
   {%- set is_upsert = "source.`__change_type` <> 'DELETE'" -%}
   {%- set soft = delete_mode == 'soft' -%}
@@ -94,6 +96,9 @@ insert into {{ target }}
   {%- for key in keys -%}
     {%- do on.append('target.' ~ adapter.quote(key) ~ ' = source.' ~ adapter.quote(key)) -%}
   {%- endfor -%}
+  {%- if key_ranges -%}
+    {%- do on.append(dbt_tablestream.key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges)) -%}
+  {%- endif -%}
   {%- set assignments = [] -%}
   {%- for column in update_columns -%}
     {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
@@ -127,7 +132,7 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
 {% endmacro %}
 
 
-{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream) %}
+{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges=[]) %}
   {{ dbt_tablestream.engine_not_supported('stream_merge_sql') }}
 {% endmacro %}
 
@@ -138,12 +143,12 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
      key only if it is newer than the key's tombstone (`tombstones`, delete_mode hard). A soft
      delete keeps the delete's sequence on the row, so it is the tombstone; a delete of a key the
      target does not hold inserts it soft-deleted, for the same reason. --#}
-{% macro stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
-  {{ return(adapter.dispatch('stream_events_merge_sql', 'dbt_tablestream')(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns)) }}
+{% macro stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_events_merge_sql', 'dbt_tablestream')(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
+{% macro spark__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
   {%- set sequence = events['sequence'] -%}
   {%- set soft = delete_mode == 'soft' -%}
   {%- set newer = dbt_tablestream.sequence_value(sequence, 'source') ~ ' > ' ~ dbt_tablestream.sequence_value(sequence, 'target') -%}
@@ -183,6 +188,9 @@ using (
   {%- endif %}
 ) as source
 on {{ dbt_tablestream.keys_match(keys, 'target', 'source') }}
+{%- if key_ranges %}
+  and {{ dbt_tablestream.key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
+{%- endif %}
 {%- if delete_mode == 'hard' %}
 when matched and source.__change_type = 'DELETE' and {{ newer }} then delete
 {%- elif soft %}
@@ -205,7 +213,7 @@ when not matched and source.__change_type <> 'DELETE'
 {% endmacro %}
 
 
-{% macro default__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns) %}
+{% macro default__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
   {{ dbt_tablestream.engine_not_supported('stream_events_merge_sql') }}
 {% endmacro %}
 
@@ -222,12 +230,12 @@ when not matched and source.__change_type <> 'DELETE'
      Delta commit carrying the stream's marker (docs/architecture.md, "History"). A version with the
      dbt_scd_id of a target row is that key's open row, closed or updated in place; every other
      version is new. Only open rows can match, so files holding only closed versions are skipped. --#}
-{% macro stream_history_merge_sql(target, versions, data_columns, history) %}
-  {{ return(adapter.dispatch('stream_history_merge_sql', 'dbt_tablestream')(target, versions, data_columns, history)) }}
+{% macro stream_history_merge_sql(target, versions, data_columns, history, keys=[], key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_history_merge_sql', 'dbt_tablestream')(target, versions, data_columns, history, keys, key_ranges)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_history_merge_sql(target, versions, data_columns, history) %}
+{% macro spark__stream_history_merge_sql(target, versions, data_columns, history, keys=[], key_ranges=[]) %}
   {%- set columns = data_columns + dbt_tablestream.history_columns(history) -%}
   {%- set assignments = [] -%}
   {%- for column in columns if column not in ['dbt_scd_id', 'dbt_valid_from'] -%}
@@ -239,6 +247,9 @@ using (
 {{ versions }}
 ) as source
 on target.dbt_scd_id = source.dbt_scd_id and target.dbt_valid_to is null
+{%- if key_ranges %}
+  and {{ dbt_tablestream.key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
+{%- endif %}
 when matched then update set
   {{ assignments | join(',\n  ') }}
 when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
@@ -248,6 +259,6 @@ when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
 {% endmacro %}
 
 
-{% macro default__stream_history_merge_sql(target, versions, data_columns, history) %}
+{% macro default__stream_history_merge_sql(target, versions, data_columns, history, keys=[], key_ranges=[]) %}
   {{ dbt_tablestream.engine_not_supported('stream_history_merge_sql') }}
 {% endmacro %}

@@ -16,7 +16,8 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
   {%- set sequence = events['sequence'] if events else [] -%}
-  {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys, sequence, history is not none) -%}
+  {%- set schema = dbt_tablestream.stream_output_schema(stream, compiled_code, keys, sequence, history is not none) -%}
+  {%- set columns = schema | map(attribute='name') | list -%}
   {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, settings) -%}
   {%- set data_columns = [] -%}
   {%- for column in columns if column not in ['__change_type', '__commit_version', '__commit_timestamp'] + settings['target_exclude_columns'] -%}
@@ -37,13 +38,17 @@
 
   {%- set response = none -%}
   {%- set rows_read = none -%}
+  {%- set key_ranges = [] -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- if not rebuild and stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {%- if stream.view is not none -%}
-      {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, sequence) -%}
+      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, sequence,
+                                                                   none if rebuild else dbt_tablestream.stream_key_ranges_spec(schema, keys[0], settings['merge_key_ranges'])) -%}
+      {%- set rows_read = checked.rows_read -%}
+      {%- set key_ranges = checked.key_ranges -%}
     {%- endif -%}
     {%- if history -%}
       {%- set changes = dbt_tablestream.history_versions_sql(compiled_code, keys, columns, data_columns, history, events, none if rebuild else existing_relation) -%}
@@ -92,12 +97,12 @@
         {%- set update_columns = data_columns | reject('in', settings['exclude_columns'] or []) | list -%}
       {%- endif -%}
       {%- if history -%}
-        {%- set merge_sql = dbt_tablestream.stream_history_merge_sql(target_relation, changes, data_columns, history) -%}
+        {%- set merge_sql = dbt_tablestream.stream_history_merge_sql(target_relation, changes, data_columns, history, keys, key_ranges) -%}
       {%- elif events -%}
-        {%- set merge_sql = dbt_tablestream.stream_events_merge_sql(target_relation, changes, keys, settings['delete_mode'], update_columns, data_columns, events, tombstones, columns) -%}
+        {%- set merge_sql = dbt_tablestream.stream_events_merge_sql(target_relation, changes, keys, settings['delete_mode'], update_columns, data_columns, events, tombstones, columns, key_ranges) -%}
       {%- else -%}
         {%- set merge_source = dbt_tablestream.stream_merge_source_sql(changes, data_columns, '__commit_timestamp' in columns) -%}
-        {%- set merge_sql = dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, data_columns, stream) -%}
+        {%- set merge_sql = dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, data_columns, stream, key_ranges) -%}
       {%- endif -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
     {%- endif -%}
@@ -109,6 +114,16 @@
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
+
+
+{#-- The ranges check_stream_keys_not_null computes for the MERGE's file skipping: of the first key
+     column, when its type has ranges (key_range_type) and merge_key_ranges is not 0; else none. --#}
+{% macro stream_key_ranges_spec(schema, key, cap) %}
+  {%- set found = [] -%}
+  {%- for column in schema if column.name | lower == key | lower -%}{%- do found.append(column.dtype) -%}{%- endfor -%}
+  {%- set key_type = dbt_tablestream.key_range_type(found[0]) if found else none -%}
+  {{ return({'column': key, 'type': key_type, 'cap': cap} if key_type is not none and cap > 0 else none) }}
+{% endmacro %}
 
 
 {#-- The target of a first run or a reset: the net rows that exist at the window's end (with

@@ -4,7 +4,15 @@
      __change_type and what orders a key's changes (`sequence`, the sequence_by columns, or else
      __commit_version, and __commit_timestamp when it dates versions: `timed`). --#}
 {% macro stream_output_columns(stream, sql, keys, sequence=[], timed=false) %}
-  {%- set columns = get_columns_in_query(sql) -%}
+  {%- set columns = dbt_tablestream.stream_output_schema(stream, sql, keys, sequence, timed) | map(attribute='name') | list -%}
+  {{ return(columns) }}
+{% endmacro %}
+
+
+{#-- stream_output_columns as Columns, with their types. --#}
+{% macro stream_output_schema(stream, sql, keys, sequence=[], timed=false) %}
+  {%- set schema = get_column_schema_from_query(sql) -%}
+  {%- set columns = schema | map(attribute='name') | list -%}
   {%- set required = keys + sequence + ['__change_type'] + ([] if sequence else ['__commit_version'] + (['__commit_timestamp'] if timed else [])) -%}
   {%- set missing = [] -%}
   {%- for column in required if column not in columns -%}{%- do missing.append(column) -%}{%- endfor -%}
@@ -17,7 +25,7 @@
            else "), __change_type and __commit_version")
         ~ "; select them from the stream. Nothing was written.") }}
   {%- endif -%}
-  {{ return(columns) }}
+  {{ return(schema) }}
 {% endmacro %}
 
 
@@ -44,10 +52,11 @@
 
 
 {#-- Refuses change rows whose key is NULL, which could match no target row, and events whose
-     sequence is NULL, which no order can place. Returns how many change rows the model read
-     from the window. --#}
-{% macro check_stream_keys_not_null(stream, sql, keys, sequence=[]) %}
-  {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence)).rows[0] -%}
+     sequence is NULL, which no order can place. Returns how many change rows the model read from
+     the window (rows_read) and, with `key_ranges` ({'column', 'type', 'cap'}), the window's key
+     ranges as literals (key_ranges: [[lo, hi], ...]), from the same one read of the window. --#}
+{% macro check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
+  {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence, key_ranges)).rows[0] -%}
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
@@ -63,18 +72,34 @@
         ~ "Filter them out or give them a sequence in model " ~ model.name ~ "; nothing was written and the stream did not move.") }}
     {%- endif -%}
   {%- endfor -%}
-  {{ return(counts[0] | int) }}
+  {%- set ranges = [] -%}
+  {%- if key_ranges is not none -%}
+    {%- for lo, hi in fromjson(counts['key_ranges'] or '[]') -%}
+      {%- do ranges.append([dbt_tablestream.key_range_literal(lo, key_ranges.type), dbt_tablestream.key_range_literal(hi, key_ranges.type)]) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return({'rows_read': counts[0] | int, 'key_ranges': ranges}) }}
 {% endmacro %}
 
 
-{% macro stream_null_keys_sql(sql, keys, sequence=[]) %}
+{% macro stream_null_keys_sql(sql, keys, sequence=[], key_ranges=none) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
   {%- set counts = ['count(*) as rows_read', 'count_if(' ~ conditions | join(' or ') ~ ') as null_keys'] -%}
   {%- for column in sequence -%}
     {%- do counts.append("count_if(__change_type <> 'UPDATE_BEFORE' and " ~ adapter.quote(column) ~ ' is null) as null_sequence_' ~ loop.index0) -%}
   {%- endfor -%}
-  {{ return('select ' ~ counts | join(', ') ~ ' from (' ~ sql ~ ') as __tablestream_keys') }}
+  {%- if key_ranges is none -%}
+    {{ return('select ' ~ counts | join(', ') ~ ' from (' ~ sql ~ ') as __tablestream_keys') }}
+  {%- endif -%}
+  {#-- One read of the window for both: the ranges' query reads the same common table. --#}
+  {%- set both_sql -%}
+with __tablestream_rows as (select * from ({{ sql }}) as __tablestream_keys)
+select __tablestream_counts.*, __tablestream_key_ranges.key_ranges
+from (select {{ counts | join(', ') }} from __tablestream_rows) as __tablestream_counts
+cross join ({{ dbt_tablestream.stream_key_ranges_sql('__tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap) }}) as __tablestream_key_ranges
+  {%- endset -%}
+  {{ return(both_sql) }}
 {% endmacro %}
 
 

@@ -13,7 +13,7 @@
   {%- set rows_read = none -%}
   {%- if keys and config.get('net_changes', true) and stream.view is not none -%}
     {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
-    {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys) -%}
+    {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys).rows_read -%}
     {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
   {%- endif -%}
 

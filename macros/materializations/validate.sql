@@ -75,6 +75,19 @@
   {%- if on_schema_change not in accepted_changes -%}
     {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_schema_change '" ~ on_schema_change ~ "'. Accepted values: " ~ accepted_changes | join(', ')) }}
   {%- endif -%}
+  {%- do dbt_tablestream.stream_max_rows_per_file() -%}
+{% endmacro %}
+
+
+{#-- The most rows a file of the target's writes holds (`max_rows_per_file`; default 250,000,
+     bench/run.py --scale), or none when set to 0 (Spark's own setting then applies). --#}
+{% macro stream_max_rows_per_file() %}
+  {%- set bound = config.get('max_rows_per_file', 250000) -%}
+  {%- if bound is not number or bound is boolean or bound < 0 or bound != bound | int -%}
+    {{ exceptions.raise_compiler_error("Model " ~ (model.name if model is defined else this.identifier) ~ ": max_rows_per_file must be a whole number of rows >= 0 "
+        ~ "(0 leaves file sizes to Spark's spark.sql.files.maxRecordsPerFile), got " ~ bound) }}
+  {%- endif -%}
+  {{ return(bound | int if bound > 0 else none) }}
 {% endmacro %}
 
 
@@ -142,9 +155,14 @@
   {%- if excluded_keys -%}
     {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
   {%- endif -%}
+  {%- set key_ranges = config.get('merge_key_ranges', 32) -%}
+  {%- if key_ranges is not number or key_ranges is boolean or key_ranges < 0 or key_ranges != key_ranges | int -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": merge_key_ranges must be a whole number >= 0 (the most key ranges of a window "
+        ~ "the MERGE names for Delta's file skipping; 0 names none), got " ~ key_ranges) }}
+  {%- endif -%}
   {%- set events = dbt_tablestream.validate_stream_events_config(keys, target_exclude, delete_mode) -%}
   {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns,
-             'target_exclude_columns': target_exclude | list, 'events': events,
+             'target_exclude_columns': target_exclude | list, 'events': events, 'merge_key_ranges': key_ranges | int,
              'history': dbt_tablestream.validate_stream_history_config(delete_mode, update_columns, exclude_columns, events)}) }}
 {% endmacro %}
 

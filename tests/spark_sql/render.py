@@ -38,6 +38,8 @@ LATEST_TIMESTAMP = "2026-11-21 09:30:00"
 EARLIEST_CHANGE_VERSION = 2
 VERSION_AT_TIMESTAMP = 4
 NEXT_RUN_AFTER = 5
+# The window's key ranges a live run would read (check_stream_keys_not_null), as strings.
+KEY_RANGES = (("10", "20"), ("40", "40"))
 STREAM_COLUMNS = ("__change_type", "__commit_version", "__commit_timestamp")
 
 PROFILES = {
@@ -201,10 +203,11 @@ class ModelRender:
         yield from steps[:-1]
         if mode != "overwrite":
             yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
-        for sql in self.call("spark__stream_commit_open_sql", stream):
+        max_rows_per_file = self.package["stream_max_rows_per_file"]()
+        for sql in self.call("spark__stream_commit_open_sql", stream, max_rows_per_file):
             yield statement("commit_open", sql)
         yield steps[-1]
-        for sql in self.call("spark__stream_commit_close_sql"):
+        for sql in self.call("spark__stream_commit_close_sql", max_rows_per_file):
             yield statement("commit_close", sql)
         yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
         row = self.call("offsets_row_sql", stream, 42)
@@ -300,6 +303,7 @@ class ModelRender:
         statement: Callable[..., Statement],
         settings: dict[str, Any],
         data_columns: list[str],
+        key_ranges: list[list[str]],
     ) -> Iterator[Statement]:
         """An SCD type 2 target: its versions built on the first run, merged on later ones."""
         events = settings["events"]
@@ -314,7 +318,10 @@ class ModelRender:
             build_sql = self.call("stream_history_build_sql", versions, keys)
             yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
             return
-        yield statement("write", self.call("stream_history_merge_sql", self.this, versions, data_columns, history))
+        yield statement(
+            "write",
+            self.call("stream_history_merge_sql", self.this, versions, data_columns, history, keys, key_ranges),
+        )
 
     def stream_merge_write(
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
@@ -325,10 +332,21 @@ class ModelRender:
         excluded = [*STREAM_COLUMNS, *settings["target_exclude_columns"]]
         data_columns = [column for column in self.output_columns if column not in excluded]
         soft = settings["delete_mode"] == "soft"
+        key_ranges: list[list[str]] = []
         if stream["view"] is not None:
-            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, sequence))
+            spec = None
+            if not first:
+                types = {column.name: column.dtype for column in self.source_columns}
+                column_class = self.context["api"]["Column"]
+                schema = [column_class(column, types.get(column, "string")) for column in self.output_columns]
+                spec = self.call("stream_key_ranges_spec", schema, keys[0], settings["merge_key_ranges"])
+            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, sequence, spec))
+            if spec is not None:
+                key_ranges = [
+                    [self.call("key_range_literal", value, spec["type"]) for value in pair] for pair in KEY_RANGES
+                ]
         if settings["history"]:
-            yield from self.history_write(stream, compiled, keys, first, statement, settings, data_columns)
+            yield from self.history_write(stream, compiled, keys, first, statement, settings, data_columns, key_ranges)
             return
         if events:
             tombstones = (
@@ -365,6 +383,7 @@ class ModelRender:
                 events,
                 tombstones,
                 self.output_columns,
+                key_ranges,
             )
             yield statement("write", merge_sql)
             return
@@ -382,6 +401,7 @@ class ModelRender:
                 update_columns,
                 data_columns,
                 stream,
+                key_ranges,
             ),
         )
 

@@ -122,6 +122,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- order_events_current: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_events_current__app_order_events", "tablestream.stream_id": "tablestream/order_events_current__app_order_events/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.order_events", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- order_events_current: first_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- order_events_current: first_run / write
 create or replace table analytics.order_events_current
 using delta
@@ -190,6 +193,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- order_events_current: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- order_events_current: first_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- order_events_current: first_run / target_marker
 describe history `analytics`.`order_events_current` limit 50;
@@ -283,7 +289,7 @@ from (
 );
 
 -- order_events_current: next_run / null_keys
-select count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_if(__change_type <> 'UPDATE_BEFORE' and `event_ts` is null) as null_sequence_0, count_if(__change_type <> 'UPDATE_BEFORE' and `lsn` is null) as null_sequence_1 from (
+with __tablestream_rows as (select * from (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
@@ -308,7 +314,27 @@ from (
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
-)) as __tablestream_keys;
+)) as __tablestream_keys)
+select __tablestream_counts.*, __tablestream_key_ranges.key_ranges
+from (select count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_if(__change_type <> 'UPDATE_BEFORE' and `event_ts` is null) as null_sequence_0, count_if(__change_type <> 'UPDATE_BEFORE' and `lsn` is null) as null_sequence_1 from __tablestream_rows) as __tablestream_counts
+cross join (select to_json(collect_list(array(cast(lo as string), cast(hi as string)))) as key_ranges
+from (
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
+  from (
+    select __tablestream_key,
+      sum(case when __tablestream_cut < 32 then 1 else 0 end)
+        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
+    from (
+      select __tablestream_key,
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+      from (
+        select __tablestream_key, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
+        from (select distinct `order_id` as __tablestream_key from __tablestream_rows where `order_id` is not null) as __tablestream_keys
+      ) as __tablestream_gaps
+    ) as __tablestream_cuts
+  ) as __tablestream_ranged
+  group by __tablestream_range
+) as __tablestream_key_ranges) as __tablestream_key_ranges;
 
 -- order_events_current: next_run / tombstones
 merge into analytics.order_events_current__tablestream_tombstones as target
@@ -398,6 +424,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- order_events_current: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_events_current__app_order_events", "tablestream.stream_id": "tablestream/order_events_current__app_order_events/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.order_events", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- order_events_current: next_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- order_events_current: next_run / write
 merge into analytics.order_events_current as target
 using (
@@ -471,6 +500,8 @@ where __tablestream_newest = 1) as __tablestream_change
   left join analytics.order_events_current__tablestream_tombstones as __tablestream_dead on __tablestream_dead.`order_id` = __tablestream_change.`order_id`
 ) as source
 on target.`order_id` = source.`order_id`
+  and (target.`order_id` >= 10 and target.`order_id` <= 20
+    or target.`order_id` >= 40 and target.`order_id` <= 40)
 when matched and source.__change_type = 'DELETE' and named_struct('s0', source.`event_ts`, 's1', source.`lsn`) > named_struct('s0', target.`event_ts`, 's1', target.`lsn`) then delete
 when matched and source.__change_type <> 'DELETE' and named_struct('s0', source.`event_ts`, 's1', source.`lsn`) > named_struct('s0', target.`event_ts`, 's1', target.`lsn`) then update set
   target.`order_id` = source.`order_id`,
@@ -490,6 +521,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- order_events_current: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- order_events_current: next_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- order_events_current: next_run / target_marker
 describe history `analytics`.`order_events_current` limit 50;

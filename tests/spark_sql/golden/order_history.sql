@@ -67,6 +67,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- order_history: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- order_history: first_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- order_history: first_run / write
 create or replace table analytics.order_history
 using delta
@@ -164,6 +167,9 @@ reset spark.databricks.delta.write.txnVersion;
 -- order_history: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
 
+-- order_history: first_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
+
 -- order_history: first_run / target_marker
 describe history `analytics`.`order_history` limit 50;
 
@@ -255,7 +261,7 @@ select * from (
 );
 
 -- order_history: next_run / null_keys
-select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
+with __tablestream_rows as (select * from (
 
 select * from (
   /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
@@ -279,7 +285,27 @@ select * from (
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
-)) as __tablestream_keys;
+)) as __tablestream_keys)
+select __tablestream_counts.*, __tablestream_key_ranges.key_ranges
+from (select count(*) as rows_read, count_if(`order_id` is null) as null_keys from __tablestream_rows) as __tablestream_counts
+cross join (select to_json(collect_list(array(cast(lo as string), cast(hi as string)))) as key_ranges
+from (
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
+  from (
+    select __tablestream_key,
+      sum(case when __tablestream_cut < 32 then 1 else 0 end)
+        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
+    from (
+      select __tablestream_key,
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+      from (
+        select __tablestream_key, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
+        from (select distinct `order_id` as __tablestream_key from __tablestream_rows where `order_id` is not null) as __tablestream_keys
+      ) as __tablestream_gaps
+    ) as __tablestream_cuts
+  ) as __tablestream_ranged
+  group by __tablestream_range
+) as __tablestream_key_ranges) as __tablestream_key_ranges;
 
 -- order_history: next_run / target_marker
 describe history `analytics`.`order_history` limit 50;
@@ -292,6 +318,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 
 -- order_history: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+
+-- order_history: next_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
 
 -- order_history: next_run / write
 merge into analytics.order_history as target
@@ -393,6 +422,8 @@ where true
   and not (__tablestream_stored and __tablestream_events = 1 and __tablestream_to is null)
 ) as source
 on target.dbt_scd_id = source.dbt_scd_id and target.dbt_valid_to is null
+  and (target.`order_id` >= 10 and target.`order_id` <= 20
+    or target.`order_id` >= 40 and target.`order_id` <= 40)
 when matched then update set
   target.`order_id` = source.`order_id`,
   target.`customer` = source.`customer`,
@@ -412,6 +443,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- order_history: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- order_history: next_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- order_history: next_run / target_marker
 describe history `analytics`.`order_history` limit 50;

@@ -69,6 +69,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_current: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current__app_orders", "tablestream.stream_id": "tablestream/orders_current__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- orders_current: first_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- orders_current: first_run / write
 create or replace table analytics.orders_current
 using delta
@@ -124,6 +127,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_current: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_current: first_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current: first_run / target_marker
 describe history `analytics`.`orders_current` limit 50;
@@ -217,7 +223,7 @@ from (
 );
 
 -- orders_current: next_run / null_keys
-select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
+with __tablestream_rows as (select * from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -242,7 +248,27 @@ from (
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
-)) as __tablestream_keys;
+)) as __tablestream_keys)
+select __tablestream_counts.*, __tablestream_key_ranges.key_ranges
+from (select count(*) as rows_read, count_if(`order_id` is null) as null_keys from __tablestream_rows) as __tablestream_counts
+cross join (select to_json(collect_list(array(cast(lo as string), cast(hi as string)))) as key_ranges
+from (
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
+  from (
+    select __tablestream_key,
+      sum(case when __tablestream_cut < 32 then 1 else 0 end)
+        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
+    from (
+      select __tablestream_key,
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+      from (
+        select __tablestream_key, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
+        from (select distinct `order_id` as __tablestream_key from __tablestream_rows where `order_id` is not null) as __tablestream_keys
+      ) as __tablestream_gaps
+    ) as __tablestream_cuts
+  ) as __tablestream_ranged
+  group by __tablestream_range
+) as __tablestream_key_ranges) as __tablestream_key_ranges;
 
 -- orders_current: next_run / target_marker
 describe history `analytics`.`orders_current` limit 50;
@@ -255,6 +281,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_current: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current__app_orders", "tablestream.stream_id": "tablestream/orders_current__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+
+-- orders_current: next_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
 
 -- orders_current: next_run / write
 merge into analytics.orders_current as target
@@ -306,7 +335,8 @@ from __tablestream_ordered
 where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
 where __change_type <> 'UPDATE_BEFORE'
 ) as source
-on target.`order_id` = source.`order_id`
+on target.`order_id` = source.`order_id` and (target.`order_id` >= 10 and target.`order_id` <= 20
+    or target.`order_id` >= 40 and target.`order_id` <= 40)
 when matched and source.`__change_type` = 'DELETE' then delete
 when matched and source.`__change_type` <> 'DELETE' then update set
   target.`order_id` = source.`order_id`,
@@ -324,6 +354,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_current: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_current: next_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current: next_run / target_marker
 describe history `analytics`.`orders_current` limit 50;

@@ -40,6 +40,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_inserts: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- orders_inserts: first_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- orders_inserts: first_run / write
 create or replace table analytics.orders_inserts
 using delta
@@ -66,6 +69,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_inserts: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_inserts: first_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_inserts: first_run / target_marker
 describe history `analytics`.`orders_inserts` limit 50;
@@ -203,6 +209,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_inserts: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- orders_inserts: next_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- orders_inserts: next_run / write
 insert into analytics.orders_inserts
 select order_id, amount, __change_type, __commit_version, __commit_timestamp from orders_inserts__dbt_tmp;
@@ -215,6 +224,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_inserts: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_inserts: next_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_inserts: next_run / target_marker
 describe history `analytics`.`orders_inserts` limit 50;

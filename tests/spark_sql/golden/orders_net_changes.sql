@@ -94,6 +94,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_net_changes: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 1, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- orders_net_changes: first_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- orders_net_changes: first_run / write
 create or replace table analytics.orders_net_changes
 using delta
@@ -154,6 +157,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_net_changes: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_net_changes: first_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_net_changes: first_run / target_marker
 describe history `analytics`.`orders_net_changes` limit 50;
@@ -332,6 +338,9 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_net_changes: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
+-- orders_net_changes: next_run / commit_open
+set spark.sql.files.maxRecordsPerFile = 250000;
+
 -- orders_net_changes: next_run / write
 insert into analytics.orders_net_changes
 select order_id, status, __change_type, __commit_version from orders_net_changes__dbt_tmp;
@@ -344,6 +353,9 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_net_changes: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
+
+-- orders_net_changes: next_run / commit_close
+reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_net_changes: next_run / target_marker
 describe history `analytics`.`orders_net_changes` limit 50;

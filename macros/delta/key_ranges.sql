@@ -1,0 +1,85 @@
+{#-- Key ranges of a window, for file skipping in the MERGE (docs/architecture.md, "Cost"). Delta
+     skips target files only by the ON clause's conjuncts on target columns alone whose bounds are
+     literals; an OR of ranges is tested per range, an IN list only as one [min, max]. So the
+     window's keys (of the first unique_key column) are cut into at most `cap` ranges at their
+     widest gaps, and the MERGE's ON clause says the target key lies in one of them. --#}
+
+
+{#-- The key type's name as key_range_literal knows it, or none when ranges are not used for it:
+     integers, dates and timestamps (cut at gaps), strings (one range: a gap has no size). Thrift
+     reports types as BIGINT_TYPE and the like, dbt's Column STRING as TEXT. --#}
+{% macro key_range_type(data_type) %}
+  {%- set name = (data_type | string | lower | trim) -%}
+  {%- set name = name[:-5] if name.endswith('_type') else name -%}
+  {%- set aliases = {'byte': 'tinyint', 'short': 'smallint', 'integer': 'int', 'long': 'bigint', 'text': 'string'} -%}
+  {%- set name = aliases.get(name, name) -%}
+  {%- if name in ['tinyint', 'smallint', 'int', 'bigint', 'date', 'timestamp', 'timestamp_ntz', 'string'] -%}
+    {{ return(name) }}
+  {%- endif -%}
+  {{ return(none) }}
+{% endmacro %}
+
+
+{#-- SQL returning one row, one column `key_ranges`: a JSON list of [lo, hi] pairs (as strings) that
+     covers every non-NULL value of `column` in `relation`, cut at the widest gaps between
+     neighbouring values into at most `cap` ranges. Neighbouring integers (or dates) leave no value
+     between them, so they are never cut apart. --#}
+{% macro stream_key_ranges_sql(relation, column, key_type, cap) %}
+  {%- set key = adapter.quote(column) -%}
+  {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
+  {%- set difference = 'try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key))' -%}
+  {%- if key_type == 'string' -%}
+    {%- set gap = 'cast(null as int)' -%}
+  {%- elif step is not none -%}
+    {%- set gap = 'case when ' ~ difference ~ ' > ' ~ step ~ ' then ' ~ difference ~ ' end' -%}
+  {%- else -%}
+    {%- set gap = difference -%}
+  {%- endif -%}
+  {%- set ranges_sql -%}
+select to_json(collect_list(array(cast(lo as string), cast(hi as string)))) as key_ranges
+from (
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
+  from (
+    select __tablestream_key,
+      sum(case when __tablestream_cut < {{ cap }} then 1 else 0 end)
+        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
+    from (
+      select __tablestream_key,
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+      from (
+        select __tablestream_key, {{ gap }} as __tablestream_gap
+        from (select distinct {{ key }} as __tablestream_key from {{ relation }} where {{ key }} is not null) as __tablestream_keys
+      ) as __tablestream_gaps
+    ) as __tablestream_cuts
+  ) as __tablestream_ranged
+  group by __tablestream_range
+) as __tablestream_key_ranges
+  {%- endset -%}
+  {{ return(ranges_sql) }}
+{% endmacro %}
+
+
+{#-- A SQL literal of `value` (a string as cast(... as string) gives it) of type `key_type`
+     (key_range_type): typed, so Delta compares the column with a literal of its own type. --#}
+{% macro key_range_literal(value, key_type) %}
+  {%- set suffixes = {'tinyint': 'Y', 'smallint': 'S', 'int': '', 'bigint': 'L'} -%}
+  {%- if key_type in suffixes -%}
+    {{ return((value | int | string) ~ suffixes[key_type]) }}
+  {%- endif -%}
+  {%- if key_type in ['date', 'timestamp', 'timestamp_ntz'] -%}
+    {{ return(key_type | upper ~ ' ' ~ dbt_tablestream.sql_string(value)) }}
+  {%- endif -%}
+  {{ return(dbt_tablestream.sql_string(value)) }}
+{% endmacro %}
+
+
+{#-- `(col >= lo and col <= hi or ...)` for the ranges ([[lo, hi], ...] as literals), or nothing
+     for no ranges. `>=`/`<=`, not BETWEEN: Delta's skipping matches comparisons with a literal. --#}
+{% macro key_ranges_condition(column_sql, ranges) %}
+  {%- if not ranges -%}{{ return('') }}{%- endif -%}
+  {%- set tests = [] -%}
+  {%- for lo, hi in ranges -%}
+    {%- do tests.append(column_sql ~ ' >= ' ~ lo ~ ' and ' ~ column_sql ~ ' <= ' ~ hi) -%}
+  {%- endfor -%}
+  {{ return('(' ~ tests | join('\n    or ') ~ ')') }}
+{% endmacro %}
