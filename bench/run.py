@@ -437,7 +437,7 @@ def scale_markdown(results: dict[str, Any]) -> str:
     for pattern, by_size in results["table"].items():
         variants = list(next(iter(by_size.values())))
         lines += [
-            f"| {pattern} 0.1% | " + " | ".join(variants) + " | stream_merge run 1 / run 5 |",
+            f"| {pattern} 0.1% | " + " | ".join(variants) + " | stream_merge first / last run |",
             "|---|" + "---|" * (len(variants) + 1),
         ]
         for rows in sorted(by_size, key=int):

@@ -60,6 +60,7 @@ LONGEST_FIRST = (
     "tests/functional/test_stream_properties.py",
     "tests/functional/test_cdc_events.py",
     "tests/functional/test_history.py",
+    "tests/functional/test_target_layout.py",
 )
 
 

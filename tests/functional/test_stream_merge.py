@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import pairwise
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
@@ -58,28 +56,6 @@ def test_churny_keys_merge_to_the_source_state(tmp_path: Path, stream_read: str)
     bench.run()
     assert bench.target_version("current") == version  # an empty window makes no target commit
     assert DeltaTable(str(bench.target_path("current"))).history(1)[0]["operation"] == "MERGE"
-
-
-def test_the_first_build_writes_the_target_in_key_order(tmp_path: Path) -> None:
-    """Netting shuffles rows by a hash of the key. Written in key order, each target file holds one
-    key range, so a MERGE of changes to a few neighbouring keys rewrites one file, not every file."""
-    several_files = (
-        "pre_hook='set spark.sql.adaptive.coalescePartitions.enabled = false', "
-        "post_hook='reset spark.sql.adaptive.coalescePartitions.enabled'"
-    )
-    bench = StreamBench(tmp_path, {"current": merge_model(several_files)})
-    bench.create_source([(i, f"n{i}", i) for i in range(400)])
-    bench.run()
-    target = str(bench.target_path("current"))
-    files = pa.table(DeltaTable(target).get_add_actions(flatten=True)).to_pylist()
-    ranges = sorted((file["min.id"], file["max.id"]) for file in files)
-    assert len(ranges) > 1
-    assert all(lower[1] < upper[0] for lower, upper in pairwise(ranges)), ranges
-    bench.source().update(updates={"age": "age + 1"}, predicate="id < 10")
-    bench.run()
-    assert target_state(bench) == source_state(bench)
-    merge = DeltaTable(target).history(1)[0]
-    assert merge["operation"] == "MERGE" and int(merge["operationMetrics"]["numTargetFilesRemoved"]) == 1, merge
 
 
 @pytest.mark.scenarios
