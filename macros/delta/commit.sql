@@ -4,16 +4,17 @@
 
 {#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
      'merge') as the run's one marked commit. Returns its response: code 'SKIPPED' when a
-     concurrent run had already applied the window, and rows_affected. --#}
-{% macro stream_commit(target, sql, mode, stream) %}
-  {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream)) }}
+     concurrent run had already applied the window, and rows_affected. `layout`: how the write
+     lays out its files (stream_commit_open_sql). --#}
+{% macro stream_commit(target, sql, mode, stream, layout={}) %}
+  {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream, layout)) }}
 {% endmacro %}
 
 
 {#-- The target DML as one marked Delta commit. Before it, the target's marker says whether the
      window is still this run's to apply; after it, whether Delta applied it or skipped it because
      a concurrent run had (a SetTransaction at or above this version). --#}
-{% macro spark__stream_commit(target, sql, mode, stream) %}
+{% macro spark__stream_commit(target, sql, mode, stream, layout={}) %}
   {%- if mode != 'overwrite' -%}
     {%- set verdict = dbt_tablestream.spark__stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
@@ -23,13 +24,13 @@
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
   {%- endif -%}
-  {%- for statement_sql in dbt_tablestream.spark__stream_commit_open_sql(stream, dbt_tablestream.stream_max_rows_per_file()) -%}
+  {%- for statement_sql in dbt_tablestream.spark__stream_commit_open_sql(stream, layout) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
   {%- call statement('main', fetch_result=True) -%}
     {{ sql }}
   {%- endcall -%}
-  {%- for statement_sql in dbt_tablestream.spark__stream_commit_close_sql(dbt_tablestream.stream_max_rows_per_file()) -%}
+  {%- for statement_sql in dbt_tablestream.spark__stream_commit_close_sql(layout) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
   {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(target, 50)).rows -%}
@@ -93,7 +94,7 @@
 {% endmacro %}
 
 
-{% macro default__stream_commit(target, sql, mode, stream) %}
+{% macro default__stream_commit(target, sql, mode, stream, layout={}) %}
   {{ dbt_tablestream.engine_not_supported('stream_commit') }}
 {% endmacro %}
 
@@ -101,27 +102,58 @@
 {#-- The session settings that make the next DML one marked, idempotent Delta commit: a
      SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
      carrying the marker. The value is backquoted so no character of it ends the statement.
-     With `max_rows_per_file`, the write's files also hold at most that many rows: with the key
-     order of builds and MERGE output, each file then holds a narrow key range, and a MERGE
-     copies only the files of the ranges that changed (docs/architecture.md, "Cost"). --#}
-{% macro spark__stream_commit_open_sql(stream, max_rows_per_file=none) %}
+     Then the write's `layout` (docs/architecture.md, "Cost"): with `max_rows_per_file` its files
+     hold at most that many rows (with the key order of builds and MERGE output, each file then
+     holds a narrow key range); with `compact`, Delta compacts the table's small files after the
+     write (stream_compaction_sql). --#}
+{% macro spark__stream_commit_open_sql(stream, layout={}) %}
   {%- set metadata = tojson(dbt_tablestream.stream_marker_metadata(stream)) | replace('`', '``') -%}
   {{ return([
       'set spark.databricks.delta.write.txnAppId = ' ~ stream.stream_id,
       'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
       'set spark.databricks.delta.commitInfo.userMetadata = `' ~ metadata ~ '`',
-  ] + (['set spark.sql.files.maxRecordsPerFile = ' ~ max_rows_per_file] if max_rows_per_file else [])) }}
+  ] + (['set spark.sql.files.maxRecordsPerFile = ' ~ layout.max_rows_per_file] if layout.get('max_rows_per_file') else [])
+    + (dbt_tablestream.spark__stream_compaction_sql(true) if layout.get('compact') else [])) }}
 {% endmacro %}
 
 
 {#-- Delta leaves the settings in place after a write, and a later DML on the session would then
      be marked, or skipped, as this stream's: reset them every time. --#}
-{% macro spark__stream_commit_close_sql(max_rows_per_file=none) %}
+{% macro spark__stream_commit_close_sql(layout={}) %}
   {{ return([
       'reset spark.databricks.delta.write.txnAppId',
       'reset spark.databricks.delta.write.txnVersion',
       'reset spark.databricks.delta.commitInfo.userMetadata',
-  ] + (['reset spark.sql.files.maxRecordsPerFile'] if max_rows_per_file else [])) }}
+  ] + (['reset spark.sql.files.maxRecordsPerFile'] if layout.get('max_rows_per_file') else [])
+    + (dbt_tablestream.spark__stream_compaction_sql(false) if layout.get('compact') else [])) }}
+{% endmacro %}
+
+
+{#-- A year of runs appends tens of thousands of small files to the offsets log and to a
+     table_stream target, and every read of them would open each one. Every
+     `tablestream_compact_every`-th run of a stream (default 50, counted in the offsets log;
+     stream_compaction_due) turns on Delta's auto-compaction for its write: after the commit,
+     Delta bin-packs the table's files under 16 MB into files of up to 128 MB, in a commit of its
+     own with dataChange = false, which the change feed and row tracking do not show as changes,
+     so streams reading the table see nothing. Delta logs and ignores a compaction that fails (a
+     concurrent one won), so the run's outcome never depends on it. minNumFiles 1: Delta counts
+     small files in the driver's memory, blind to files other processes wrote, and the package
+     has already decided that it is time. --#}
+{% macro spark__stream_compaction_sql(on) %}
+  {%- set settings = {'enabled': 'true', 'minNumFiles': '1', 'minFileSize': '16777216', 'maxFileSize': '134217728'} -%}
+  {%- set statements = [] -%}
+  {%- for name, value in settings.items() -%}
+    {%- do statements.append(('set spark.databricks.delta.autoCompact.' ~ name ~ ' = ' ~ value) if on else ('reset spark.databricks.delta.autoCompact.' ~ name)) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
+{% endmacro %}
+
+
+{#-- Whether this run of the stream compacts (spark__stream_compaction_sql): every
+     `tablestream_compact_every`-th run, counting the stream's rows in the offsets log. --#}
+{% macro stream_compaction_due(stream) %}
+  {%- set every = var('tablestream_compact_every', 50) | int -%}
+  {{ return(every > 0 and stream.get('runs') is not none and (stream.runs + 1) % every == 0) }}
 {% endmacro %}
 
 

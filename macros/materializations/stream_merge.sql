@@ -39,6 +39,8 @@
   {%- set response = none -%}
   {%- set rows_read = none -%}
   {%- set key_ranges = [] -%}
+  {#-- Key-ordered files of bounded size, never compacted: bin-packing would mix key ranges. --#}
+  {%- set layout = {'max_rows_per_file': dbt_tablestream.stream_max_rows_per_file()} -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- if not rebuild and stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
@@ -73,7 +75,7 @@
         {#-- With sequence_by, a soft-deleted row is the key's tombstone, so a delete builds one too. --#}
         {%- set build_sql = dbt_tablestream.stream_merge_build_sql(changes, data_columns, soft, keys, columns if events else none) -%}
       {%- endif -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream, layout) -%}
     {%- else -%}
       {%- set upserts_sql -%}
         {%- if history -%}
@@ -104,7 +106,7 @@
         {%- set merge_source = dbt_tablestream.stream_merge_source_sql(changes, data_columns, '__commit_timestamp' in columns) -%}
         {%- set merge_sql = dbt_tablestream.stream_merge_sql(target_relation, merge_source, keys, settings['delete_mode'], update_columns, data_columns, stream, key_ranges) -%}
       {%- endif -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream, layout) -%}
     {%- endif -%}
   {%- endif -%}
 

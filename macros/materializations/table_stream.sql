@@ -39,7 +39,7 @@
     {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
     {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from ' ~ tmp_relation -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream) -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream.stream_compaction_due(stream)}) -%}
     {%- do adapter.drop_relation(tmp_relation) -%}
   {%- endif -%}
 

@@ -1,14 +1,15 @@
 {#-- Appending to the offsets log: created empty from the row's own select, then appended. --#}
 
 
-{% macro append_offsets_row(relation, select_sql, columns=none) %}
-  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns)) }}
+{#-- `compact`: Delta compacts the log's small files after the append (spark__stream_compaction_sql). --#}
+{% macro append_offsets_row(relation, select_sql, columns=none, compact=false) %}
+  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns, compact)) }}
 {% endmacro %}
 
 
 {#-- dbt's relation cache already lists the target schema's tables, so a log that exists costs no
      statement; only a first run creates it. --#}
-{% macro spark__append_offsets_row(relation, select_sql, columns=none) %}
+{% macro spark__append_offsets_row(relation, select_sql, columns=none, compact=false) %}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {% call statement('create_stream_offsets') -%}
       {{ dbt_tablestream.spark__offsets_log_create_sql(relation, select_sql) }}
@@ -21,13 +22,15 @@
       {%- do run_query('alter table ' ~ relation ~ ' add columns (note string)') -%}
     {%- endif -%}
   {%- endif %}
+  {%- for statement_sql in dbt_tablestream.spark__stream_compaction_sql(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
   {% call statement('append_stream_offset') -%}
     {{ dbt_tablestream.spark__offsets_log_append_sql(relation, select_sql, columns) }}
   {%- endcall %}
+  {%- for statement_sql in dbt_tablestream.spark__stream_compaction_sql(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
 {% endmacro %}
 
 
-{% macro default__append_offsets_row(relation, select_sql, columns=none) %}
+{% macro default__append_offsets_row(relation, select_sql, columns=none, compact=false) %}
   {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}
 {% endmacro %}
 

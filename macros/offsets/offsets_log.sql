@@ -18,13 +18,15 @@
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
-  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3], 'source': rows[0][4]}) }}
+  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3], 'source': rows[0][4],
+             'runs': rows[0][5] | int}) }}
 {% endmacro %}
 
 
+{#-- The stream's latest row, and how many rows it has (`runs`: stream_compaction_due). --#}
 {% macro read_stream_offset_sql(relation, stream_name) %}
   {%- set query -%}
-select epoch, to_version, source_table_id, mode, source
+select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from {{ relation }}
 where stream_name = '{{ stream_name }}'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -109,7 +111,9 @@ order by stream_name
   {%- set with_note = inputs | map(attribute='note') | reject('undefined') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
   {%- for input in inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
-  {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note)) -%}
+  {%- set compact = [] -%}
+  {%- for input in inputs if dbt_tablestream.stream_compaction_due(input) -%}{%- do compact.append(input.stream) -%}{%- endfor -%}
+  {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), compact | length > 0) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}

@@ -104,6 +104,7 @@
       'snapshot': snapshot,
       'timestamp': state.latest_timestamp,
       'file_retention': state.file_retention,
+      'runs': logged.runs if logged is not none else none,
       'view': none,
   } -%}
   {#-- A continuing stream is checked even when its window looks empty: a source dropped and

@@ -90,6 +90,7 @@ class StreamBench:
         processes: bool = False,
         profile: dict[str, Any] | None = None,
         stream_read: str = "table_changes",
+        project_vars: dict[str, Any] | None = None,
     ) -> None:
         self.warehouse = tmp_path / "warehouse"
         self.processes = processes
@@ -102,7 +103,11 @@ class StreamBench:
             # The profile names this test's folder, as a user's does; in-process the shared session
             # keeps its own warehouse, and the schemas are pointed here (relocate_schemas).
             profile=profile or local_profile(self.warehouse),
-            project_vars={"tablestream_stream_read": stream_read} if stream_read != "table_changes" else None,
+            project_vars={
+                **({"tablestream_stream_read": stream_read} if stream_read != "table_changes" else {}),
+                **(project_vars or {}),
+            }
+            or None,
         )
         relocate_schemas(self.warehouse)
 

@@ -203,11 +203,15 @@ class ModelRender:
         yield from steps[:-1]
         if mode != "overwrite":
             yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
-        max_rows_per_file = self.package["stream_max_rows_per_file"]()
-        for sql in self.call("spark__stream_commit_open_sql", stream, max_rows_per_file):
+        # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
+        # (stream_compaction_due: the rendered stream has no logged runs).
+        layout = (
+            {"max_rows_per_file": self.package["stream_max_rows_per_file"]()} if materialized == "stream_merge" else {}
+        )
+        for sql in self.call("spark__stream_commit_open_sql", stream, layout):
             yield statement("commit_open", sql)
         yield steps[-1]
-        for sql in self.call("spark__stream_commit_close_sql", max_rows_per_file):
+        for sql in self.call("spark__stream_commit_close_sql", layout):
             yield statement("commit_close", sql)
         yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
         row = self.call("offsets_row_sql", stream, 42)

@@ -247,7 +247,7 @@ describe history `app`.`order_events` limit 1;
 show tblproperties app.order_events;
 
 -- order_events_current: next_run / offsets_read
-select epoch, to_version, source_table_id, mode, source
+select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
 where stream_name = 'order_events_current__app_order_events'
 order by epoch desc, to_version desc nulls last, committed_at desc

@@ -63,9 +63,6 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_changes_since_version: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_version__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_version__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 3, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
--- orders_changes_since_version: first_run / commit_open
-set spark.sql.files.maxRecordsPerFile = 250000;
-
 -- orders_changes_since_version: first_run / write
 create or replace table analytics.orders_changes_since_version
 using delta
@@ -109,9 +106,6 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_changes_since_version: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
-
--- orders_changes_since_version: first_run / commit_close
-reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_changes_since_version: first_run / target_marker
 describe history `analytics`.`orders_changes_since_version` limit 50;
@@ -163,7 +157,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_changes_since_version: next_run / offsets_read
-select epoch, to_version, source_table_id, mode, source
+select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
 where stream_name = 'orders_changes_since_version__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -245,9 +239,6 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_changes_since_version: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_version__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_version__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
--- orders_changes_since_version: next_run / commit_open
-set spark.sql.files.maxRecordsPerFile = 250000;
-
 -- orders_changes_since_version: next_run / write
 insert into analytics.orders_changes_since_version
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp from orders_changes_since_version__dbt_tmp;
@@ -260,9 +251,6 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_changes_since_version: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
-
--- orders_changes_since_version: next_run / commit_close
-reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_changes_since_version: next_run / target_marker
 describe history `analytics`.`orders_changes_since_version` limit 50;

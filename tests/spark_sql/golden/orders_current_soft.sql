@@ -214,7 +214,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_current_soft: next_run / offsets_read
-select epoch, to_version, source_table_id, mode, source
+select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
 where stream_name = 'orders_current_soft__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc

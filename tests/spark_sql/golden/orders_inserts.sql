@@ -40,9 +40,6 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_inserts: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
--- orders_inserts: first_run / commit_open
-set spark.sql.files.maxRecordsPerFile = 250000;
-
 -- orders_inserts: first_run / write
 create or replace table analytics.orders_inserts
 using delta
@@ -69,9 +66,6 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_inserts: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
-
--- orders_inserts: first_run / commit_close
-reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_inserts: first_run / target_marker
 describe history `analytics`.`orders_inserts` limit 50;
@@ -123,7 +117,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_inserts: next_run / offsets_read
-select epoch, to_version, source_table_id, mode, source
+select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
 where stream_name = 'new_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -209,9 +203,6 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_inserts: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
--- orders_inserts: next_run / commit_open
-set spark.sql.files.maxRecordsPerFile = 250000;
-
 -- orders_inserts: next_run / write
 insert into analytics.orders_inserts
 select order_id, amount, __change_type, __commit_version, __commit_timestamp from orders_inserts__dbt_tmp;
@@ -224,9 +215,6 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_inserts: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
-
--- orders_inserts: next_run / commit_close
-reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_inserts: next_run / target_marker
 describe history `analytics`.`orders_inserts` limit 50;

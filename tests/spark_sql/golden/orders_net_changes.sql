@@ -94,9 +94,6 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_net_changes: first_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 1, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
--- orders_net_changes: first_run / commit_open
-set spark.sql.files.maxRecordsPerFile = 250000;
-
 -- orders_net_changes: first_run / write
 create or replace table analytics.orders_net_changes
 using delta
@@ -158,9 +155,6 @@ reset spark.databricks.delta.write.txnVersion;
 -- orders_net_changes: first_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
 
--- orders_net_changes: first_run / commit_close
-reset spark.sql.files.maxRecordsPerFile;
-
 -- orders_net_changes: first_run / target_marker
 describe history `analytics`.`orders_net_changes` limit 50;
 
@@ -211,7 +205,7 @@ describe history `app`.`orders` limit 1;
 show tblproperties app.orders;
 
 -- orders_net_changes: next_run / offsets_read
-select epoch, to_version, source_table_id, mode, source
+select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
 where stream_name = 'orders_net_changes__app_orders'
 order by epoch desc, to_version desc nulls last, committed_at desc
@@ -338,9 +332,6 @@ set spark.databricks.delta.write.txnVersion = 9;
 -- orders_net_changes: next_run / commit_open
 set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
 
--- orders_net_changes: next_run / commit_open
-set spark.sql.files.maxRecordsPerFile = 250000;
-
 -- orders_net_changes: next_run / write
 insert into analytics.orders_net_changes
 select order_id, status, __change_type, __commit_version from orders_net_changes__dbt_tmp;
@@ -353,9 +344,6 @@ reset spark.databricks.delta.write.txnVersion;
 
 -- orders_net_changes: next_run / commit_close
 reset spark.databricks.delta.commitInfo.userMetadata;
-
--- orders_net_changes: next_run / commit_close
-reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_net_changes: next_run / target_marker
 describe history `analytics`.`orders_net_changes` limit 50;
