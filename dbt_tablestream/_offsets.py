@@ -42,7 +42,17 @@ def offsets_rows(warehouse: Path, schema: str) -> list[dict[str, Any]]:
     path = table_dir(warehouse, schema, OFFSETS_TABLE)
     if not DeltaTable.is_deltatable(str(path)):
         return []
-    return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    return table_rows(DeltaTable(str(path)))
+
+
+def table_rows(table: Any) -> list[dict[str, Any]]:
+    """A Delta table's rows through delta-rs's query engine, which reads deletion vectors: the
+    pyarrow readers refuse any table whose protocol lists them, and Spark creates every table with
+    them when `spark.databricks.delta.properties.defaults.enableDeletionVectors` is set."""
+    import pyarrow as pa
+    from deltalake import QueryBuilder
+
+    return pa.table(QueryBuilder().register("rows", table).execute("select * from rows").read_all()).to_pylist()
 
 
 def position_key(row: dict[str, Any]) -> tuple[int, int, datetime]:
