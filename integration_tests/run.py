@@ -68,11 +68,19 @@ class Failed(Exception):
 
 
 class Suite:
-    def __init__(self, common: list[str], prefix: str, say: Callable[[str], None], directory: str | None) -> None:
+    def __init__(
+        self,
+        common: list[str],
+        prefix: str,
+        say: Callable[[str], None],
+        directory: str | None,
+        select: list[str] | None = None,
+    ) -> None:
         self.common = common
         self.prefix = prefix
         self.say = say
         self.directory = directory
+        self.select = select or STEP_NODES.split()
 
     def dbt(self, *args: str, step: int | None = None, callbacks: list[Callable[[Any], None]] | None = None) -> Any:
         variables: dict[str, object] = {"integration_prefix": self.prefix}
@@ -102,7 +110,7 @@ class Suite:
             raise Failed(f"step {step}: the source changes failed: {applied.exception}")
         # The refusal models' sources change only in the refusal phase: after step 0 their runs are no-ops.
         excluded = ["tag:bad_config"] if step == 0 else ["tag:bad_config", "tag:refusal"]
-        built = self.dbt("build", "--select", STEP_NODES, "--exclude", *excluded, step=step)
+        built = self.dbt("build", "--select", *self.select, "--exclude", *excluded, step=step)
         results = [] if built.result is None else list(built.result)
         failed = [r for r in results if str(r.status) in ("error", "fail")]
         models = sum(1 for r in results if r.node.resource_type == "model")
@@ -186,6 +194,11 @@ def main(argv: list[str] | None = None, say: Callable[[str], None] = print) -> i
         help="a folder (path or URI) the cluster can write with INSERT OVERWRITE DIRECTORY and list, for the "
         "directory_table models; each run writes under a new subfolder of it. Unset: those models are skipped",
     )
+    parser.add_argument(
+        "--select",
+        nargs="+",
+        help="build only these nodes at each step (dbt selectors, e.g. `orders_current+`); default every model and test",
+    )
     args = parser.parse_args(argv)
     common = ["--project-dir", str(PROJECT), "--profiles-dir", args.profiles_dir]
     if args.target:
@@ -195,7 +208,7 @@ def main(argv: list[str] | None = None, say: Callable[[str], None] = print) -> i
         directory = f"{args.directory.rstrip('/')}/{args.prefix}-{datetime.now(UTC):%Y%m%d%H%M%S}"
     else:
         say("directory_table models skipped: no --directory")
-    suite = Suite(common, args.prefix, say, directory)
+    suite = Suite(common, args.prefix, say, directory, args.select)
     if not suite.dbt("deps").success:
         say("dbt deps failed")
         return 2
