@@ -381,7 +381,39 @@ def run_scale(bench: Bench, rows: int, rounds: int, log: Callable[[str], None]) 
             summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
             log(f"{rows:,} rows, {pattern}, round {round}/{rounds}: {summary}")
             measurements += done
+    measurements += clustering(bench, rows, log)
     return measurements
+
+
+def clustering(bench: Bench, rows: int, log: Callable[[str], None]) -> list[Measurement]:
+    """What liquid clustering (`CLUSTER BY`, dbt-databricks' `liquid_clustered_by`) would cost a
+    target: open-source Delta clusters only in OPTIMIZE. A clustered copy of the source is built
+    and clustered (`cluster_build`), gets one clustered 0.1% change by a bare MERGE, and is
+    clustered again (`cluster_optimize`, what each run would add to keep it clustered)."""
+    done: list[Measurement] = []
+
+    def timed(variant: str, statements: list[str]) -> None:
+        done.append(
+            bench.measure(variant, rows, 0.001, 1, lambda _: [bench.sql(sql) for sql in statements], "clustering")
+        )
+
+    try:
+        timed(
+            "cluster_build",
+            [
+                "create table analytics.clustered using delta cluster by (id) as select * from app.src",
+                "optimize analytics.clustered",
+            ],
+        )
+        bench.floor_after["clustered"] = bench.latest_version()
+        bench.change_source(rows, 0.001, 1000, "clustered")
+        bench.floor("clustered")
+        timed("cluster_optimize", ["optimize analytics.clustered"])
+    except Exception as error:  # a result to record (e.g. CLUSTER BY refused), not a failure of the benchmark
+        log(f"{rows:,} rows, clustering: {str(error).splitlines()[0][:200]}")
+        return done
+    log(f"{rows:,} rows, clustering: " + ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done))
+    return done
 
 
 def scale_table(measurements: list[Measurement]) -> dict[str, dict[int, dict[str, dict[str, float]]]]:
@@ -444,6 +476,17 @@ def scale_markdown(results: dict[str, Any]) -> str:
             cells = " | ".join(f"{by_size[rows][name]['seconds']:.2f}" for name in variants)
             merge = by_size[rows]["stream_merge"]
             lines.append(f"| {int(rows) // 1_000_000}M | {cells} | {merge['first_s']:.2f} / {merge['last_s']:.2f} |")
+        lines.append("")
+    if results.get("clustering"):
+        lines += [
+            "| liquid clustering (`CLUSTER BY (id)`) | build and OPTIMIZE | OPTIMIZE after one 0.1% change |",
+            "|---|---|---|",
+        ]
+        for rows, seconds in sorted(results["clustering"].items(), key=lambda item: int(item[0])):
+            lines.append(
+                f"| {int(rows) // 1_000_000}M | {seconds.get('cluster_build_s', float('nan')):.2f} "
+                f"| {seconds.get('cluster_optimize_s', float('nan')):.2f} |"
+            )
         lines.append("")
     return "\n".join([*lines, f"`{results['result']}`"])
 
@@ -812,11 +855,16 @@ def write_scale(
     """scale.json, its plot and the RESULT line of a --scale run."""
     table = scale_table(measurements)
     line = scale_result_line(table)
+    clustered: dict[str, dict[str, float]] = {}
+    for m in measurements:
+        if m.pattern == "clustering":
+            clustered.setdefault(str(m.rows), {})[f"{m.variant}_s"] = m.seconds
     results = {
         "machine": machine(),
         "arguments": {"sizes": args.sizes, "rounds": args.rounds, "fraction": 0.001, "patterns": list(PATTERNS)},
         "seconds": seconds,
         "table": table,
+        "clustering": clustered,
         "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
         "result": line,
     }
