@@ -47,6 +47,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,7 @@ class Measurement:
     statement_seconds: float | None = None
     statement_log: list[tuple[str, float]] = field(default_factory=list)
     pattern: str = "clustered"
+    measured_at: str = ""
 
 
 class Bench:
@@ -321,6 +323,7 @@ class Bench:
             sum(elapsed for _, elapsed in statements) if dbt else None,
             statements if dbt else [],
             pattern,
+            datetime.now(UTC).strftime("%Y-%m-%d"),
         )
 
 
@@ -783,15 +786,19 @@ def main(argv: list[str] | None = None) -> int:
             cold = cold_start(work, args.rounds, log)
         bench = Bench(work)
         measurements: list[Measurement] = []
+        # --scale keeps the sizes it does not measure from its results file, and writes the file
+        # after each size: 100M rows alone takes hours here, so sizes can be measured on their own.
+        kept = scale_measurements(args.out, args.sizes) if mode == "scale" else []
         for rows in args.sizes:
             if mode == "scale":
                 measurements += run_scale(bench, rows, args.rounds, log)
+                write_scale(args, kept + measurements, time.perf_counter() - started, log)
             else:
                 measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if mode == "scale":
-        return write_scale(args, measurements, time.perf_counter() - started, log)
+        return 0
     matrix = {fraction: medians([m for m in measurements if m.fraction == fraction]) for fraction in args.fractions}
     table = matrix[headline]
     for fraction, by_size in matrix.items():
@@ -849,10 +856,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def scale_measurements(path: Path, remeasured: list[int]) -> list[Measurement]:
+    """The measurements of a results file's other sizes (none if there is no file)."""
+    if not path.exists():
+        return []
+    stored = json.loads(path.read_text())["measurements"]
+    return [
+        Measurement(**{**m, "statement_log": [tuple(pair) for pair in m.get("statement_log", [])]})
+        for m in stored
+        if m["rows"] not in remeasured
+    ]
+
+
 def write_scale(
     args: argparse.Namespace, measurements: list[Measurement], seconds: float, log: Callable[[str], None]
-) -> int:
-    """scale.json, its plot and the RESULT line of a --scale run."""
+) -> None:
+    """scale.json, its plot and the RESULT line of a --scale run, over every size measured so far."""
     table = scale_table(measurements)
     line = scale_result_line(table)
     clustered: dict[str, dict[str, float]] = {}
@@ -865,7 +884,12 @@ def write_scale(
         "seconds": seconds,
         "table": table,
         "clustering": clustered,
-        "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
+        "measured_at": {str(m.rows): m.measured_at for m in measurements},
+        # Only stream_merge keeps its statements: where its time goes, against the floors.
+        "measurements": [
+            {k: v for k, v in m.__dict__.items() if k != "statement_log" or m.variant == "stream_merge"}
+            for m in measurements
+        ],
         "result": line,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -874,7 +898,6 @@ def write_scale(
     png = args.out.with_suffix(".png")
     log(f"plot: {png}" if plot_scale(table, png) else "plot skipped: pip install '.[bench]' for matplotlib")
     log(line)
-    return 0
 
 
 def plot_scale(table: dict[str, dict[int, dict[str, dict[str, float]]]], path: Path) -> bool:

@@ -20,11 +20,13 @@
 {% endmacro %}
 
 
-{#-- SQL returning one row, one column `key_ranges`: a JSON list of [lo, hi] pairs (as strings) that
+{#-- SQL returning one row: the sums of `counts` ([[name, aggregate], ...], each aggregate computed
+     per key value and summed) and `key_ranges`, a JSON list of [lo, hi] pairs (as strings) that
      covers every non-NULL value of `column` in `relation`, cut at the widest gaps between
      neighbouring values into at most `cap` ranges. Neighbouring integers (or dates) leave no value
-     between them, so they are never cut apart. --#}
-{% macro stream_key_ranges_sql(relation, column, key_type, cap) %}
+     between them, so they are never cut apart. The counts ride along the key values' grouping so
+     that the window is read once: a common table read twice is computed twice. --#}
+{% macro stream_key_ranges_sql(relation, column, key_type, cap, counts=[]) %}
   {%- set key = adapter.quote(column) -%}
   {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
   {%- set difference = 'try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key))' -%}
@@ -36,19 +38,24 @@
     {%- set gap = difference -%}
   {%- endif -%}
   {%- set ranges_sql -%}
-select to_json(collect_list(array(cast(lo as string), cast(hi as string)))) as key_ranges
+select {% for name, aggregate in counts %}coalesce(sum({{ name }}), 0) as {{ name }}, {% endfor -%}
+  to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
 from (
-  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi{% for name, aggregate in counts %}, sum({{ name }}) as {{ name }}{% endfor %}
   from (
-    select __tablestream_key,
+    select *,
       sum(case when __tablestream_cut < {{ cap }} then 1 else 0 end)
         over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
     from (
-      select __tablestream_key,
+      select *,
         case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
       from (
-        select __tablestream_key, {{ gap }} as __tablestream_gap
-        from (select distinct {{ key }} as __tablestream_key from {{ relation }} where {{ key }} is not null) as __tablestream_keys
+        select *, {{ gap }} as __tablestream_gap
+        from (
+          select {{ key }} as __tablestream_key{% for name, aggregate in counts %}, {{ aggregate }} as {{ name }}{% endfor %}
+          from {{ relation }}
+          group by {{ key }}
+        ) as __tablestream_keys
       ) as __tablestream_gaps
     ) as __tablestream_cuts
   ) as __tablestream_ranged

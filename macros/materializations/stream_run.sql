@@ -85,21 +85,16 @@
 {% macro stream_null_keys_sql(sql, keys, sequence=[], key_ranges=none) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
-  {%- set counts = ['count(*) as rows_read', 'count_if(' ~ conditions | join(' or ') ~ ') as null_keys'] -%}
+  {%- set counts = [['rows_read', 'count(*)'], ['null_keys', 'count_if(' ~ conditions | join(' or ') ~ ')']] -%}
   {%- for column in sequence -%}
-    {%- do counts.append("count_if(__change_type <> 'UPDATE_BEFORE' and " ~ adapter.quote(column) ~ ' is null) as null_sequence_' ~ loop.index0) -%}
+    {%- do counts.append(['null_sequence_' ~ loop.index0, "count_if(__change_type <> 'UPDATE_BEFORE' and " ~ adapter.quote(column) ~ ' is null)']) -%}
   {%- endfor -%}
-  {%- if key_ranges is none -%}
-    {{ return('select ' ~ counts | join(', ') ~ ' from (' ~ sql ~ ') as __tablestream_keys') }}
+  {%- if key_ranges is not none -%}
+    {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap, counts)) }}
   {%- endif -%}
-  {#-- One read of the window for both: the ranges' query reads the same common table. --#}
-  {%- set both_sql -%}
-with __tablestream_rows as (select * from ({{ sql }}) as __tablestream_keys)
-select __tablestream_counts.*, __tablestream_key_ranges.key_ranges
-from (select {{ counts | join(', ') }} from __tablestream_rows) as __tablestream_counts
-cross join ({{ dbt_tablestream.stream_key_ranges_sql('__tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap) }}) as __tablestream_key_ranges
-  {%- endset -%}
-  {{ return(both_sql) }}
+  {%- set selected = [] -%}
+  {%- for name, aggregate in counts -%}{%- do selected.append(aggregate ~ ' as ' ~ name) -%}{%- endfor -%}
+  {{ return('select ' ~ selected | join(', ') ~ ' from (' ~ sql ~ ') as __tablestream_keys') }}
 {% endmacro %}
 
 

@@ -231,7 +231,21 @@ from (
 );
 
 -- orders_current_changes: next_run / null_keys
-with __tablestream_rows as (select * from (
+select coalesce(sum(rows_read), 0) as rows_read, coalesce(sum(null_keys), 0) as null_keys, to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
+from (
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi, sum(rows_read) as rows_read, sum(null_keys) as null_keys
+  from (
+    select *,
+      sum(case when __tablestream_cut < 32 then 1 else 0 end)
+        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
+    from (
+      select *,
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+      from (
+        select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
+        from (
+          select `order_id` as __tablestream_key, count(*) as rows_read, count_if(`order_id` is null) as null_keys
+          from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -246,27 +260,14 @@ from (
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
   from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
-)) as __tablestream_keys)
-select __tablestream_counts.*, __tablestream_key_ranges.key_ranges
-from (select count(*) as rows_read, count_if(`order_id` is null) as null_keys from __tablestream_rows) as __tablestream_counts
-cross join (select to_json(collect_list(array(cast(lo as string), cast(hi as string)))) as key_ranges
-from (
-  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
-  from (
-    select __tablestream_key,
-      sum(case when __tablestream_cut < 32 then 1 else 0 end)
-        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
-    from (
-      select __tablestream_key,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
-      from (
-        select __tablestream_key, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
-        from (select distinct `order_id` as __tablestream_key from __tablestream_rows where `order_id` is not null) as __tablestream_keys
+)) as __tablestream_rows
+          group by `order_id`
+        ) as __tablestream_keys
       ) as __tablestream_gaps
     ) as __tablestream_cuts
   ) as __tablestream_ranged
   group by __tablestream_range
-) as __tablestream_key_ranges) as __tablestream_key_ranges;
+) as __tablestream_key_ranges;
 
 -- orders_current_changes: next_run / target_marker
 describe history `analytics`.`orders_current_changes` limit 50;
