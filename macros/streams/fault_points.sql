@@ -1,8 +1,9 @@
 {#-- Test-only hooks at the steps of a stream run (window_pinned, before_target_commit,
      after_target_commit, after_offsets_append): DBT_TABLESTREAM_FAULT=<point> kills the process
      there, and <point>@<model> only in that model's run, so one process can leave the models run
-     before it committed; DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds it there, to line up
-     concurrent runs. --#}
+     before it committed. <point>@<model>+<model>... kills it once every named model (running in
+     parallel threads) has reached the point, so one kill leaves them all at that step.
+     DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds a run there, to line up concurrent runs. --#}
 {% macro fault_point(point) %}
   {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
   {%- if pause and pause.split(':')[0] == point -%}
@@ -10,8 +11,9 @@
     {%- do adapter.dispatch('pause_point', 'dbt_tablestream')(point, pause.split(':')[1] | float) -%}
   {%- endif -%}
   {%- set fault = env_var('DBT_TABLESTREAM_FAULT', '').split('@') -%}
-  {%- if fault[0] == point and (fault | length == 1 or fault[1] == model.name) -%}
-    {{ return(adapter.dispatch('fault_point', 'dbt_tablestream')(point)) }}
+  {%- set models = fault[1].split('+') if fault | length > 1 else [] -%}
+  {%- if fault[0] == point and (not models or model.name in models) -%}
+    {{ return(adapter.dispatch('fault_point', 'dbt_tablestream')(point, models)) }}
   {%- endif -%}
 {% endmacro %}
 
@@ -33,12 +35,12 @@
 
 {#-- Where the process cannot be killed from here (a cluster's client), the run stops with an
      error at the point: nothing after it runs. --#}
-{% macro default__fault_point(point) %}
+{% macro default__fault_point(point, models=[]) %}
   {{ exceptions.raise_compiler_error("tablestream test fault at " ~ point) }}
 {% endmacro %}
 
 
 {#-- The local adapter's dbt process dies at the point (SIGKILL), as a crash would kill it. --#}
-{% macro tablestream__fault_point(point) %}
-  {%- do adapter.kill_for_test_fault(point) -%}
+{% macro tablestream__fault_point(point, models=[]) %}
+  {%- do adapter.kill_for_test_fault(point, models, model.name) -%}
 {% endmacro %}

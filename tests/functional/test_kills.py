@@ -2,13 +2,14 @@
 after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge, a
 table_stream, and a stream_merge over several streams (a UNION of two sources).
 
-The three models run in one order (threads 1, each depending on the one before), and the fault
-targets one model (``DBT_TABLESTREAM_FAULT=<step>@<model>``), so one crash process leaves the models
-before the killed one committed, the killed one at its step, and the ones after it untouched. The
-next crash process of the test recovers what the last one left and is killed in the next model;
-after the third, an in-process run recovers the last. After every process each target is checked
-against its oracle: the mirror and the union equal their sources, and the log holds every change
-exactly once. Each test is one step: three crash processes, twelve for the four steps.
+The three models are independent and run in parallel threads, and the fault names all three
+(``DBT_TABLESTREAM_FAULT=<step>@current+log+shards``): each waits at the step until the others have
+reached it, then the process dies, so one crash process leaves every kind of model at that step.
+After it, each target is as it was (the step is before the target commit) or has the window
+(after it), and the offsets log has the window only after its append. More changes land, an
+in-process run recovers all three, and every target is checked against its oracle: the mirror and
+the union equal their sources, and the log holds every change exactly once. Each test is one step:
+one crash process, four for the four steps.
 """
 
 from __future__ import annotations
@@ -24,19 +25,17 @@ from tests.functional.streams import StreamBench
 
 pytestmark = pytest.mark.extended
 
-# In run order: each model names the one before it (depends_on), so threads 1 runs them in turn.
+# Independent models: with three threads they run side by side and all reach the fault's step.
 MODELS = {
     "current": (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
     "log": (
-        "-- depends_on: {{ ref('current') }}\n"
         "{{ config(materialized='table_stream') }}\n"
         "select id, name, age, __change_type from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
     "shards": (
-        "-- depends_on: {{ ref('log') }}\n"
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 'a') }}\n"
         "union all\n"
@@ -118,6 +117,10 @@ def assert_every_model_at_its_oracle(bench: StreamBench, sources: Sources) -> No
             assert len(windows) == len(set(windows)), f"{stream} applied a window twice: {windows}"
 
 
+def offsets_rows(bench: StreamBench) -> Counter[str]:
+    return Counter(row["stream_name"] for row in bench.offsets())
+
+
 @pytest.mark.parametrize(
     "step", ["window_pinned", "before_target_commit", "after_target_commit", "after_offsets_append"]
 )
@@ -128,18 +131,19 @@ def test_a_kill_at_each_step_of_each_kind_of_model_loses_nothing_and_applies_not
     sources = Sources(bench)
     bench.run()
     assert_every_model_at_its_oracle(bench, sources)
-    for round, killed in enumerate(ORDER, start=1):
-        before = {model: sources.target(model) for model in ORDER}
-        sources.change(round)
-        bench.crash(f"{step}@{killed}")
-        position = ORDER.index(killed)
-        for model in ORDER[:position]:  # run before the kill: committed (and any earlier kill recovered)
-            assert sources.target(model) == sources.expected(model), (step, killed, model)
-        committed = step in COMMITTED_AT
-        assert (sources.target(killed) == sources.expected(killed)) == committed, (step, killed)
+    before = {model: sources.target(model) for model in ORDER}
+    logged = offsets_rows(bench)
+    sources.change(1)
+    # Threads for the three only in the crash process: in-process runs share the session one at a time.
+    bench.crash(f"{step}@{'+'.join(ORDER)}", "run", "--threads", str(len(ORDER)))
+    committed = step in COMMITTED_AT
+    for model in ORDER:
+        assert (sources.target(model) == sources.expected(model)) == committed, (step, model)
         if not committed:
-            assert sources.target(killed) == before[killed], (step, killed)
-        for model in ORDER[position + 1 :]:  # after the kill: not run
-            assert sources.target(model) == before[model], (step, killed, model)
+            assert sources.target(model) == before[model], (step, model)
+    appended = offsets_rows(bench) - logged
+    streams = sorted(stream for names in STREAMS.values() for stream in names)
+    assert sorted(appended) == (streams if step == "after_offsets_append" else []), (step, appended)
+    sources.change(2)
     bench.run()
     assert_every_model_at_its_oracle(bench, sources)

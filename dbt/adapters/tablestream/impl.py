@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from typing import Any
 
 from dbt.adapters.base.meta import available
@@ -13,6 +14,12 @@ from dbt.adapters.spark.impl import SparkAdapter
 from dbt.adapters.tablestream.connections import ADAPTER_TYPE, TablestreamConnectionManager
 
 logger = AdapterLogger("Tablestream")
+
+# The models of a test fault that have reached its point, in this dbt process (kill_for_test_fault).
+_FAULT_ARRIVED: set[str] = set()
+_FAULT_LOCK = threading.Condition()
+# How long a model at the point waits for the fault's other models before the run fails instead.
+FAULT_WAIT_SECONDS = 300.0
 
 
 class TablestreamAdapter(SparkAdapter):
@@ -35,9 +42,21 @@ class TablestreamAdapter(SparkAdapter):
         return str(root) if root else None
 
     @available
-    def kill_for_test_fault(self, point: str) -> None:
+    def kill_for_test_fault(self, point: str, models: list[str] | None = None, model: str = "") -> None:
         """The test hook behind DBT_TABLESTREAM_FAULT: this dbt process dies at a step of the commit
-        protocol with SIGKILL, as a crash or an OOM kill would end it (no cleanup runs)."""
+        protocol with SIGKILL, as a crash or an OOM kill would end it (no cleanup runs). With
+        several `models` (run in parallel threads), each waits at the point until all have reached
+        it, so one kill leaves every one of them at that step."""
+        waiting_for = set(models or []) - {model}
+        if waiting_for:
+            with _FAULT_LOCK:
+                _FAULT_ARRIVED.add(model)
+                _FAULT_LOCK.notify_all()
+                if not _FAULT_LOCK.wait_for(lambda: waiting_for <= _FAULT_ARRIVED, timeout=FAULT_WAIT_SECONDS):
+                    missing = ", ".join(sorted(waiting_for - _FAULT_ARRIVED))
+                    raise RuntimeError(
+                        f"tablestream test fault at {point}: {missing} never reached it (threads too few?)"
+                    )
         logger.info(f"tablestream: test fault at {point}: killing dbt (pid {os.getpid()})")
         os.kill(os.getpid(), signal.SIGKILL)
 
