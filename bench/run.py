@@ -22,14 +22,18 @@ variants, the statements it sent.
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
     python bench/run.py --carryovers     # drop_carryovers on against off (bench/results/carryovers.json)
     python bench/run.py --scale          # 10M, 30M and 100M rows, clustered and scattered changes, 5 runs each
-                                         # (bench/results/scale.json; about two hours here)
+                                         # (bench/results/scale.json; 10M took 26 minutes here)
+    python bench/run.py --scale --sizes 100000000 --patterns clustered
+                                         # one size and pattern; scale.json keeps the others
 
 `--scale` asks whether a run costs what changed as the target grows: each size gets a source of
 key-ordered files with deletion vectors (so that changing it is cheap), every variant built from
 it, then 5 rounds of a clustered 0.1% change and 5 of a scattered one. Beside the dbt variants it
 runs two bare MERGEs of the same net changes: `floor` on a copy of the source with Spark's default
 layout, and `floor_expert` on a key-ordered copy of bounded files, with the window's key ranges in
-its ON clause (what an expert would hand-write).
+its ON clause (what an expert would hand-write). scale.json is written after each size, and a run
+of some sizes or patterns keeps the results file's others: at 100M rows the scattered rounds alone,
+where every MERGE rewrites the whole table, take hours here.
 """
 
 from __future__ import annotations
@@ -360,9 +364,12 @@ def run_size(
     return measurements
 
 
-def run_scale(bench: Bench, rows: int, rounds: int, log: Callable[[str], None]) -> list[Measurement]:
+def run_scale(
+    bench: Bench, rows: int, rounds: int, log: Callable[[str], None], patterns: tuple[str, ...] = PATTERNS
+) -> list[Measurement]:
     """Every --scale variant over one source of `rows` rows: `rounds` clustered changes, then
-    `rounds` scattered ones, each applied by every variant in a rotated order."""
+    `rounds` scattered ones (of `patterns`), each applied by every variant in a rotated order;
+    with the clustered pattern, what liquid clustering would cost."""
     started = time.perf_counter()
     bench.create_source(rows, bounded=True)
     bench.dbt(["run", "--full-refresh", "-s", *SCALE_VARIANTS])
@@ -374,6 +381,8 @@ def run_scale(bench: Bench, rows: int, rounds: int, log: Callable[[str], None]) 
     ]
     measurements: list[Measurement] = []
     for offset, pattern in enumerate(PATTERNS):
+        if pattern not in patterns:
+            continue
         for round in range(1, rounds + 1):
             bench.change_source(rows, 0.001, offset * rounds + round, pattern)
             shift = round % len(variants)
@@ -384,7 +393,8 @@ def run_scale(bench: Bench, rows: int, rounds: int, log: Callable[[str], None]) 
             summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
             log(f"{rows:,} rows, {pattern}, round {round}/{rounds}: {summary}")
             measurements += done
-    measurements += clustering(bench, rows, log)
+    if "clustered" in patterns:
+        measurements += clustering(bench, rows, log)
     return measurements
 
 
@@ -443,25 +453,39 @@ def scale_table(measurements: list[Measurement]) -> dict[str, dict[int, dict[str
 
 
 def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
-    """The ratios the issue's targets are stated in (docs: README, Benchmarks)."""
+    """The ratios the issue's targets are stated in (docs: README, Benchmarks), each pattern at its
+    largest size measured; nan where a pattern or variant has not been measured."""
+    nan = float("nan")
+    merge = "stream_merge"
+
+    def value(pattern: str, rows: int, variant: str, key: str = "seconds") -> float:
+        return table.get(pattern, {}).get(rows, {}).get(variant, {}).get(key, nan)
 
     def ratio(pattern: str, rows: int, variant: str, other: str) -> float:
-        return table[pattern][rows][variant]["seconds"] / table[pattern][rows][other]["seconds"]
+        return value(pattern, rows, variant) / value(pattern, rows, other)
 
-    sizes = sorted(table["clustered"])
-    small, large = sizes[0], sizes[-1]
-    cells = [(pattern, rows) for pattern in PATTERNS for rows in sizes]
-    merge = "stream_merge"
+    def largest(pattern: str) -> int:
+        return max(table.get(pattern, {}), default=0)
+
+    def smallest(pattern: str) -> int:
+        return min(table.get(pattern, {}), default=0)
+
+    def worst(values: list[float]) -> float:
+        return max((v for v in values if v == v), default=nan)
+
+    cells = [(pattern, rows) for pattern in PATTERNS for rows in table.get(pattern, {})]
+    clustered, scattered = largest("clustered"), largest("scattered")
+    small = smallest("clustered")
     return (
-        f"RESULT clustered_vs_rebuild={ratio('clustered', large, merge, 'rebuild'):.2f} "
-        f"scattered_vs_rebuild={ratio('scattered', large, merge, 'rebuild'):.2f} "
-        f"clustered_growth={table['clustered'][large][merge]['seconds'] / table['clustered'][small][merge]['seconds']:.2f} "
-        f"max_vs_floor_expert={max(ratio(p, r, merge, 'floor_expert') for p, r in cells):.2f} "
-        f"max_vs_cdf_incremental={max(ratio(p, r, merge, 'cdf_incremental') for p, r in cells):.2f} "
-        f"max_last_vs_first={max(table[p][r][merge]['last_s'] / table[p][r][merge]['first_s'] for p, r in cells):.2f} "
-        f"dv_clustered={ratio('clustered', large, 'stream_merge_dv', merge):.2f} "
-        f"dv_scattered={ratio('scattered', large, 'stream_merge_dv', merge):.2f} "
-        f"jvm_mb={table['clustered'][small][merge]['jvm_rss_mb']:.0f}->{table['clustered'][large][merge]['jvm_rss_mb']:.0f}"
+        f"RESULT clustered_vs_rebuild={ratio('clustered', clustered, merge, 'rebuild'):.2f} "
+        f"scattered_vs_rebuild={ratio('scattered', scattered, merge, 'rebuild'):.2f} "
+        f"clustered_growth={value('clustered', clustered, merge) / value('clustered', small, merge):.2f} "
+        f"max_vs_floor_expert={worst([ratio(p, r, merge, 'floor_expert') for p, r in cells]):.2f} "
+        f"max_vs_cdf_incremental={worst([ratio(p, r, merge, 'cdf_incremental') for p, r in cells]):.2f} "
+        f"max_last_vs_first={worst([value(p, r, merge, 'last_s') / value(p, r, merge, 'first_s') for p, r in cells]):.2f} "
+        f"dv_clustered={ratio('clustered', clustered, 'stream_merge_dv', merge):.2f} "
+        f"dv_scattered={ratio('scattered', scattered, 'stream_merge_dv', merge):.2f} "
+        f"jvm_mb={value('clustered', small, merge, 'jvm_rss_mb'):.0f}->{value('clustered', clustered, merge, 'jvm_rss_mb'):.0f}"
     )
 
 
@@ -750,6 +774,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="10M, 30M and 100M rows, clustered and scattered 0.1%% changes, 5 runs each (bench/results/scale.json)",
     )
+    parser.add_argument(
+        "--patterns",
+        nargs="+",
+        choices=PATTERNS,
+        default=list(PATTERNS),
+        help="--scale: the change patterns to measure (default both); the results file keeps the others",
+    )
     parser.add_argument("--report", type=Path, help="print the README's tables from this results JSON and stop")
     args = parser.parse_args(argv)
     if args.report:
@@ -788,10 +819,10 @@ def main(argv: list[str] | None = None) -> int:
         measurements: list[Measurement] = []
         # --scale keeps the sizes it does not measure from its results file, and writes the file
         # after each size: 100M rows alone takes hours here, so sizes can be measured on their own.
-        kept = scale_measurements(args.out, args.sizes) if mode == "scale" else []
+        kept = scale_measurements(args.out, args.sizes, args.patterns) if mode == "scale" else []
         for rows in args.sizes:
             if mode == "scale":
-                measurements += run_scale(bench, rows, args.rounds, log)
+                measurements += run_scale(bench, rows, args.rounds, log, tuple(args.patterns))
                 write_scale(args, kept + measurements, time.perf_counter() - started, log)
             else:
                 measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
@@ -856,15 +887,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def scale_measurements(path: Path, remeasured: list[int]) -> list[Measurement]:
-    """The measurements of a results file's other sizes (none if there is no file)."""
+def scale_measurements(path: Path, sizes: list[int], patterns: list[str]) -> list[Measurement]:
+    """The measurements of a results file that this run does not measure again (none if there is
+    no file): other sizes, and at these sizes other patterns (clustering goes with clustered)."""
     if not path.exists():
         return []
-    stored = json.loads(path.read_text())["measurements"]
+    remeasured = {*patterns, *(["clustering"] if "clustered" in patterns else [])}
     return [
         Measurement(**{**m, "statement_log": [tuple(pair) for pair in m.get("statement_log", [])]})
-        for m in stored
-        if m["rows"] not in remeasured
+        for m in json.loads(path.read_text())["measurements"]
+        if m["rows"] not in sizes or m["pattern"] not in remeasured
     ]
 
 
@@ -909,8 +941,8 @@ def plot_scale(table: dict[str, dict[int, dict[str, dict[str, float]]]], path: P
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    figure, panels = plt.subplots(1, len(table), figsize=(12, 5), sharey=True)
-    for panel, (pattern, by_size) in zip(panels, table.items(), strict=True):
+    figure, panels = plt.subplots(1, len(table), figsize=(12, 5), sharey=True, squeeze=False)
+    for panel, (pattern, by_size) in zip(panels[0], table.items(), strict=True):
         sizes = sorted(by_size)
         for variant in by_size[sizes[0]]:
             panel.plot(sizes, [by_size[rows][variant]["seconds"] for rows in sizes], marker="o", label=variant)
@@ -918,8 +950,8 @@ def plot_scale(table: dict[str, dict[int, dict[str, dict[str, float]]]], path: P
         panel.set_yscale("log")
         panel.set_xlabel("target rows")
         panel.set_title(f"{pattern} 0.1% change, median of consecutive runs")
-    panels[0].set_ylabel("seconds per run")
-    panels[0].legend()
+    panels[0][0].set_ylabel("seconds per run")
+    panels[0][0].legend()
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
