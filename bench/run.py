@@ -817,8 +817,8 @@ def main(argv: list[str] | None = None) -> int:
             cold = cold_start(work, args.rounds, log)
         bench = Bench(work)
         measurements: list[Measurement] = []
-        # --scale keeps the sizes it does not measure from its results file, and writes the file
-        # after each size: 100M rows alone takes hours here, so sizes can be measured on their own.
+        # --scale keeps the sizes and patterns it does not measure from its results file, and writes
+        # the file after each size: 100M rows alone takes hours here, so cells can be measured apart.
         kept = scale_measurements(args.out, args.sizes, args.patterns) if mode == "scale" else []
         for rows in args.sizes:
             if mode == "scale":
@@ -916,7 +916,6 @@ def write_scale(
         "seconds": seconds,
         "table": table,
         "clustering": clustered,
-        "measured_at": {str(m.rows): m.measured_at for m in measurements},
         # Only stream_merge keeps its statements: where its time goes, against the floors.
         "measurements": [
             {k: v for k, v in m.__dict__.items() if k != "statement_log" or m.variant == "stream_merge"}
