@@ -453,7 +453,7 @@ def scale_table(measurements: list[Measurement]) -> dict[str, dict[int, dict[str
 
 
 def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
-    """The ratios the issue's targets are stated in (docs: README, Benchmarks), each pattern at its
+    """The ratios the issue's targets are stated in (docs: bench/README.md), each pattern at its
     largest size measured; nan where a pattern or variant has not been measured."""
     nan = float("nan")
     merge = "stream_merge"
