@@ -490,7 +490,7 @@ def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) 
 
 
 def scale_markdown(results: dict[str, Any]) -> str:
-    """The README's --scale tables from scale.json: median seconds per pattern, size and variant,
+    """bench/README.md's --scale tables from scale.json: median seconds per pattern, size and variant,
     and stream_merge's first and last consecutive run."""
     lines: list[str] = []
     for pattern, by_size in results["table"].items():
