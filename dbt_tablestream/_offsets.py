@@ -7,33 +7,16 @@ command asks dbt for it with `--check`, and this module does not repeat it.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from dbt_tablestream._status import StreamStatus
+from dbt_tablestream._warehouse import table_dir
 
 OFFSETS_TABLE = "tablestream_offsets"
 # Rows the offsets log holds besides runs: a reset (to a version, or back to start_at) and a drop.
 RESET, DROPPED = "reset", "dropped"
-
-
-def table_dir(warehouse: Path, schema: str, name: str) -> Path:
-    """Where the local profile keeps a managed table: `<warehouse>/<schema>.db/<table>`."""
-    schema_dir = _child(warehouse, f"{schema.lower()}.db")
-    return _child(schema_dir, name.lower())
-
-
-def _child(parent: Path, name: str) -> Path:
-    """``parent / name``, or the entry whose name equals it ignoring case (Spark folds identifiers)."""
-    exact = parent / name
-    if exact.exists() or not parent.is_dir():
-        return exact
-    for entry in os.scandir(parent):
-        if entry.name.lower() == name:
-            return Path(entry.path)
-    return exact
 
 
 def offsets_rows(warehouse: Path, schema: str) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from dbt_tablestream._macros import render
-from dbt_tablestream._offsets import DROPPED, latest_rows, offsets_rows, table_dir
+from dbt_tablestream._offsets import DROPPED, latest_rows, offsets_rows
+from dbt_tablestream._warehouse import table_dir
 
 STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge")
 

@@ -121,8 +121,9 @@ def load_target(args: argparse.Namespace) -> tuple[Path, Path, dict[str, Any]]:
 
 
 def local_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
-    warehouse = Path(str(target.get("warehouse", "./warehouse"))).expanduser()
-    return warehouse if warehouse.is_absolute() else (project_dir / warehouse).resolve()
+    from dbt_tablestream._warehouse import warehouse_path
+
+    return warehouse_path(target.get("warehouse"), project_dir)
 
 
 def run_operation(

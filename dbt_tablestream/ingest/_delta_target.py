@@ -8,7 +8,6 @@ id, the flush's sequence number), so a retried flush that did commit is recognis
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,29 +15,12 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
+from dbt_tablestream._warehouse import table_dir
 from dbt_tablestream.ingest._options import RetryStatus
 from dbt_tablestream.ingest._targets import CHANGE_OPERATION, DELETE, UPSERT, missing_table
 
 # Lands in each commit's commitInfo, so the table's history names the writer of every flush.
 WRITER_METADATA_KEY = "tablestream.ingest.writer"
-
-
-def table_dir(warehouse: Path, schema: str, table: str) -> Path:
-    """``<warehouse>/<schema>.db/<table>``, where Spark's catalog keeps a managed table of the
-    local profile. Spark folds identifiers to lower case; a folder another tool wrote may not be,
-    so an existing folder whose name differs only in case is taken."""
-    schema_dir = _child_ignoring_case(warehouse, f"{schema.lower()}.db")
-    return _child_ignoring_case(schema_dir, table.lower())
-
-
-def _child_ignoring_case(parent: Path, name: str) -> Path:
-    exact = parent / name
-    if exact.exists() or not parent.is_dir():
-        return exact
-    for entry in os.scandir(parent):
-        if entry.name.lower() == name:
-            return Path(entry.path)
-    return exact
 
 
 def _commit_properties(writer_id: str, sequence: int) -> CommitProperties:

@@ -14,6 +14,7 @@ from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.tablestream._session import LocalSpark
+from dbt_tablestream._warehouse import DEFAULT_WAREHOUSE, warehouse_path
 from dbt_tablestream.exceptions import TablestreamError
 
 ADAPTER_TYPE = "tablestream"
@@ -29,7 +30,7 @@ class TablestreamCredentials(SparkCredentials):
 
     method: SparkConnectionMethod = SparkConnectionMethod.SESSION
     host: str | None = "localhost"
-    warehouse: str = "./warehouse"
+    warehouse: str = DEFAULT_WAREHOUSE
     server_side_parameters: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -77,10 +78,7 @@ class TablestreamCredentials(SparkCredentials):
         return ("warehouse", "schema", "server_side_parameters")
 
     def warehouse_path(self, project_root: str | None = None) -> Path:
-        path = Path(self.warehouse).expanduser()
-        if not path.is_absolute() and project_root:
-            path = Path(project_root) / path
-        return path.resolve()
+        return warehouse_path(self.warehouse, project_root or None)
 
 
 class ThreadSessionCursor(Cursor):
