@@ -1,10 +1,11 @@
 """The dbt package's own macros, rendered from Python.
 
 The PySpark stream API builds its SQL with these, so a rule of the stream protocol (the column
-contract, the window check, the marker, the offsets row) stays written once, in the `spark__`
-macros (docs/architecture.md). Only pure macros are called here: SQL builders and checks that are
-handed what they read. Their dbt context is small: `return`, `adapter.quote`, `tojson` /
-`fromjson`, `exceptions`, `modules`, `invocation_id` and the package's own namespace.
+contract, the window check, the marker, the offsets row) stays written once, in the package's
+macros (docs/architecture.md). Only pure macros are called here, by their public (dispatched)
+names: SQL builders and checks that are handed what they read. Their dbt context is small:
+`return`, `adapter.quote` and `adapter.dispatch`, `tojson` / `fromjson`, `exceptions`, `modules`,
+`invocation_id` and the package's own namespace.
 """
 
 from __future__ import annotations
@@ -50,9 +51,18 @@ def _raise_compiler_error(message: str) -> None:
 
 
 class _Adapter:
+    """The part of dbt's `adapter` the pure macros use: quoting, and dispatch to the Spark
+    implementation (`spark__<name>`), which is what dbt picks on every engine the package runs on."""
+
+    def __init__(self, invocation_id: str) -> None:
+        self.invocation_id = invocation_id
+
     @staticmethod
     def quote(identifier: str) -> str:
         return f"`{identifier}`"
+
+    def dispatch(self, name: str, namespace: str = "dbt_tablestream") -> Callable[..., Any]:
+        return macro(f"spark__{name}", self.invocation_id)
 
 
 def macros_folder() -> Path:
@@ -67,7 +77,6 @@ def _environment() -> Any:
     environment.globals.update(
         {
             "return": _return,
-            "adapter": _Adapter(),
             "tojson": json.dumps,
             "fromjson": json.loads,
             "exceptions": type("Exceptions", (), {"raise_compiler_error": staticmethod(_raise_compiler_error)}),
@@ -81,7 +90,11 @@ def _environment() -> Any:
 def _modules(invocation_id: str) -> tuple[Any, ...]:
     """The macro files as Jinja modules for one run (its invocation id is fixed when they load)."""
     environment = _environment()
-    context = {"invocation_id": invocation_id, "dbt_tablestream": _Namespace(invocation_id)}
+    context = {
+        "invocation_id": invocation_id,
+        "dbt_tablestream": _Namespace(invocation_id),
+        "adapter": _Adapter(invocation_id),
+    }
     return tuple(
         environment.from_string((macros_folder() / name).read_text()).make_module(context) for name in MACRO_FILES
     )

@@ -208,17 +208,17 @@ class TableStream:
         }
         row_sql = render("offsets_values_sql", values, invocation_id=f"pyspark-{uuid.uuid4()}")
         self.spark.sql(f"create schema if not exists `{self.offsets_schema}`")
-        self.spark.sql(render("spark__offsets_log_create_sql", self.offsets_relation, row_sql))
+        self.spark.sql(render("offsets_log_create_sql", self.offsets_relation, row_sql))
         # Named columns: the log may have gained dbt runs' `note` column (offsets_columns).
         columns = render("offsets_columns")
-        self.spark.sql(render("spark__offsets_log_append_sql", self.offsets_relation, row_sql, columns))
+        self.spark.sql(render("offsets_log_append_sql", self.offsets_relation, row_sql, columns))
 
     def _marked_position(self) -> Position | None:
         """The newest commit on the target made by this stream, from its commitInfo.userMetadata."""
         if self.target is None or not self.spark.catalog.tableExists(self.target):
             return None
         history = [row.asDict() for row in self.spark.sql(f"describe history {self.target} limit 50").collect()]
-        marker = render("spark__find_marker", history, self.name)
+        marker = render("find_marker", history, self.name)
         if marker is None:
             return None
         return Position(int(marker["epoch"]), int(marker["to"]), marker.get("source_table_id"))
@@ -242,26 +242,26 @@ class TableStream:
         history, retained_from = None, None
         if 0 <= position.offset < latest:
             history = self._history_since(position.offset + 1, latest)
-            properties_sql = render("spark__table_properties_sql", self.relation)
+            properties_sql = render("table_properties_sql", self.relation)
             properties = {row[0]: row[1] for row in self.spark.sql(properties_sql).collect()}
-            stream["file_retention"] = render("spark__file_retention", properties)
-            retained_from = self.spark.sql(render("spark__retained_from_sql", stream["file_retention"])).collect()[0][0]
+            stream["file_retention"] = render("file_retention", properties)
+            retained_from = self.spark.sql(render("retained_from_sql", stream["file_retention"])).collect()[0][0]
         problem = render(
-            "spark__window_problem", self.source, stream, position.table_id, self._remedy(), history, retained_from
+            "window_problem", self.source, stream, position.table_id, self._remedy(), history, retained_from
         )
         if problem is not None:
             raise StreamError(problem)
-        read = render("spark__window_relation_sql", self.source, stream) if latest > position.offset else None
+        read = render("window_relation_sql", self.source, stream) if latest > position.offset else None
         return StreamWindow(self, position, latest, read)
 
     def _history_since(self, first: int, through: int) -> list[dict[str, Any]]:
-        """The source's commits from version ``first`` on (spark__history_since, driven from Python)."""
+        """The source's commits from version ``first`` on (history_since, driven from Python)."""
         limit: int | None = through - first + 2
         rows: list[dict[str, Any]] = []
         while limit is not None:
-            statement = render("spark__describe_history_sql", self.relation, limit)
+            statement = render("describe_history_sql", self.relation, limit)
             rows = [row.asDict() for row in self.spark.sql(statement).collect()]
-            limit = render("spark__history_limit_to_reach", rows, first, limit)
+            limit = render("history_limit_to_reach", rows, first, limit)
         return rows
 
     def _stream(self, position: Position, through: int, table_id: str | None) -> dict[str, Any]:
@@ -328,22 +328,20 @@ class TableStream:
         relation = f"`{schema}`.`{name}`"
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")
         try:
-            for statement in render("spark__stream_commit_open_sql", stream, invocation_id=invocation_id):
+            for statement in render("stream_commit_open_sql", stream, invocation_id=invocation_id):
                 self.spark.sql(statement)
             if exists:
                 self.spark.sql(f"insert into {relation} {sql}")
             else:
                 self.spark.sql(f"create table {relation} using delta as {sql}")
         finally:
-            for statement in render("spark__stream_commit_close_sql"):
+            for statement in render("stream_commit_close_sql"):
                 self.spark.sql(statement)
-        history = [
-            row.asDict() for row in self.spark.sql(render("spark__describe_history_sql", relation, 50)).collect()
-        ]
-        own = render("spark__own_commit", history, stream, invocation_id=invocation_id)
+        history = [row.asDict() for row in self.spark.sql(render("describe_history_sql", relation, 50)).collect()]
+        own = render("own_commit", history, stream, invocation_id=invocation_id)
         if own is None:
             return 0  # skipped by Delta: a previous consume already recorded this window
-        return int(render("spark__commit_output_rows", history, own["commit_version"]) or 0)
+        return int(render("commit_output_rows", history, own["commit_version"]) or 0)
 
 
 def open_stream(

@@ -22,11 +22,6 @@
 {% endmacro %}
 
 
-{% macro default__prepare_changelog_session(stream_name) %}
-  {{ dbt_tablestream.engine_not_supported('prepare_changelog_session') }}
-{% endmacro %}
-
-
 {#-- Why this session cannot read Delta's changelog, or none. `spark_version`: `select version()`
      ("4.2.0 <commit>"); `delta_value`: the session's value of the changelog setting, which Spark
      reports as <undefined> when no Delta on the cluster defines it (Delta before 4.4). --#}
@@ -43,6 +38,11 @@
   {%- if not too_old -%}{{ return(none) }}{%- endif -%}
   {{ return("Stream " ~ stream_name ~ ": stream_read: changes needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
       ~ too_old | join(' and ') ~ ". Nothing was written. Upgrade the cluster, or use stream_read: table_changes (Delta's change data feed).") }}
+{% endmacro %}
+
+
+{% macro changelog_relation_sql(relation, first, through, spark_net_changes) %}
+  {{ return(adapter.dispatch('changelog_relation_sql', 'dbt_tablestream')(relation, first, through, spark_net_changes)) }}
 {% endmacro %}
 
 

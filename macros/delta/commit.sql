@@ -16,7 +16,7 @@
      a concurrent run had (a SetTransaction at or above this version). --#}
 {% macro spark__stream_commit(target, sql, mode, stream, layout={}) %}
   {%- if mode != 'overwrite' -%}
-    {%- set verdict = dbt_tablestream.spark__stream_commit_verdict(target, stream) -%}
+    {%- set verdict = dbt_tablestream.stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
       {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
       {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream.stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
@@ -24,21 +24,21 @@
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
   {%- endif -%}
-  {%- for statement_sql in dbt_tablestream.spark__stream_commit_open_sql(stream, layout) -%}
+  {%- for statement_sql in dbt_tablestream.stream_commit_open_sql(stream, layout) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
   {%- call statement('main', fetch_result=True) -%}
     {{ sql }}
   {%- endcall -%}
-  {%- for statement_sql in dbt_tablestream.spark__stream_commit_close_sql(layout) -%}
+  {%- for statement_sql in dbt_tablestream.stream_commit_close_sql(layout) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
-  {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(target, 50)).rows -%}
-  {%- set own = dbt_tablestream.spark__own_commit(history, stream) -%}
+  {%- set history = run_query(dbt_tablestream.describe_history_sql(target, 50)).rows -%}
+  {%- set own = dbt_tablestream.own_commit(history, stream) -%}
   {%- if own is not none -%}
-    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.spark__rows_written(load_result('main'), history, own)}) }}
+    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.rows_written(load_result('main'), history, own)}) }}
   {%- endif -%}
-  {%- set marker = dbt_tablestream.spark__find_marker(history, stream.stream) -%}
+  {%- set marker = dbt_tablestream.find_marker(history, stream.stream) -%}
   {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}
     {#-- Delta skipped the write: another run had recorded this window for the stream's app id. --#}
     {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
@@ -51,16 +51,21 @@
 {% endmacro %}
 
 
+{% macro stream_commit_verdict(target, stream) %}
+  {{ return(adapter.dispatch('stream_commit_verdict', 'dbt_tablestream')(target, stream)) }}
+{% endmacro %}
+
+
 {#-- stream_marker_verdict for the run's stream, or for each input of a group with a window to
      apply, from one read of the target's history: 'applied' only when a concurrent run applied
      all of them (it committed them together); a group of which only some inputs were applied is
      refused. --#}
 {% macro spark__stream_commit_verdict(target, stream) %}
   {%- if not stream.get('inputs') -%}
-    {{ return(dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.spark__stream_target_marker(target, stream.stream))) }}
+    {{ return(dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.stream_target_marker(target, stream.stream))) }}
   {%- endif -%}
   {%- set reading = stream.inputs | rejectattr('view', 'none') | list -%}
-  {%- set markers = dbt_tablestream.spark__stream_target_markers(target, reading | map(attribute='stream') | list) -%}
+  {%- set markers = dbt_tablestream.stream_target_markers(target, reading | map(attribute='stream') | list) -%}
   {%- set applied = [] -%}
   {%- for input in reading if dbt_tablestream.stream_marker_verdict(input, markers[input.stream]) == 'applied' -%}
     {%- do applied.append(input.stream) -%}
@@ -74,28 +79,28 @@
 {% endmacro %}
 
 
+{% macro own_commit(history_rows, stream) %}
+  {{ return(adapter.dispatch('own_commit', 'dbt_tablestream')(history_rows, stream)) }}
+{% endmacro %}
+
+
 {#-- This run's own commit of the window: the oldest recent commit whose marker names this stream
      id, this window's end and this invocation. Commits made while the marker was set (Delta's
      auto-compaction right after the write) carry it too, so the oldest is the write itself. --#}
 {% macro spark__own_commit(history_rows, stream) %}
   {%- set found = namespace(marker=none) -%}
-  {%- for row in history_rows -%}
-    {%- set metadata = row['userMetadata'] -%}
-    {%- if metadata is string and '"tablestream.stream"' in metadata -%}
-      {%- set parsed = fromjson(metadata) -%}
-      {%- if parsed is mapping and parsed.get('tablestream.stream_id') == stream.stream_id
-            and (parsed.get('tablestream.to') | int) == stream.through
-            and parsed.get('tablestream.invocation_id') == invocation_id -%}
-        {%- set found.marker = {'commit_version': row['version'] | int, 'stream_id': stream.stream_id, 'to': stream.through} -%}
-      {%- endif -%}
+  {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) -%}
+    {%- set own = commit.entries[0] -%}
+    {%- if own.get('stream_id') == stream.stream_id and (own.get('to') | int) == stream.through and own.get('invocation_id') == invocation_id -%}
+      {%- set found.marker = {'commit_version': commit.commit_version, 'stream_id': stream.stream_id, 'to': stream.through} -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(found.marker) }}
 {% endmacro %}
 
 
-{% macro default__stream_commit(target, sql, mode, stream, layout={}) %}
-  {{ dbt_tablestream.engine_not_supported('stream_commit') }}
+{% macro stream_commit_open_sql(stream, layout={}) %}
+  {{ return(adapter.dispatch('stream_commit_open_sql', 'dbt_tablestream')(stream, layout)) }}
 {% endmacro %}
 
 
@@ -113,7 +118,12 @@
       'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
       'set spark.databricks.delta.commitInfo.userMetadata = `' ~ metadata ~ '`',
   ] + (['set spark.sql.files.maxRecordsPerFile = ' ~ layout.max_rows_per_file] if layout.get('max_rows_per_file') else [])
-    + (dbt_tablestream.spark__stream_compaction_sql(true) if layout.get('compact') else [])) }}
+    + (dbt_tablestream.stream_compaction_sql(true) if layout.get('compact') else [])) }}
+{% endmacro %}
+
+
+{% macro stream_commit_close_sql(layout={}) %}
+  {{ return(adapter.dispatch('stream_commit_close_sql', 'dbt_tablestream')(layout)) }}
 {% endmacro %}
 
 
@@ -125,7 +135,12 @@
       'reset spark.databricks.delta.write.txnVersion',
       'reset spark.databricks.delta.commitInfo.userMetadata',
   ] + (['reset spark.sql.files.maxRecordsPerFile'] if layout.get('max_rows_per_file') else [])
-    + (dbt_tablestream.spark__stream_compaction_sql(false) if layout.get('compact') else [])) }}
+    + (dbt_tablestream.stream_compaction_sql(false) if layout.get('compact') else [])) }}
+{% endmacro %}
+
+
+{% macro stream_compaction_sql(on) %}
+  {{ return(adapter.dispatch('stream_compaction_sql', 'dbt_tablestream')(on)) }}
 {% endmacro %}
 
 
@@ -157,13 +172,23 @@
 {% endmacro %}
 
 
+{% macro rows_written(result, history, marker) %}
+  {{ return(adapter.dispatch('rows_written', 'dbt_tablestream')(result, history, marker)) }}
+{% endmacro %}
+
+
 {#-- MERGE reports num_affected_rows; an INSERT or CREATE reports nothing, so the write's own
      commit's operationMetrics (numOutputRows) in the target's history are read instead. --#}
 {% macro spark__rows_written(result, history, marker) %}
   {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_affected_rows'] | int) }}
   {%- endif -%}
-  {{ return(dbt_tablestream.spark__commit_output_rows(history, marker.commit_version) if marker is not none else none) }}
+  {{ return(dbt_tablestream.commit_output_rows(history, marker.commit_version) if marker is not none else none) }}
+{% endmacro %}
+
+
+{% macro commit_output_rows(history, commit_version) %}
+  {{ return(adapter.dispatch('commit_output_rows', 'dbt_tablestream')(history, commit_version)) }}
 {% endmacro %}
 
 

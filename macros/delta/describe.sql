@@ -2,6 +2,11 @@
      tests/spark_sql). Each piece of table metadata is read once per run. --#}
 
 
+{% macro describe_history_sql(relation, limit) %}
+  {{ return(adapter.dispatch('describe_history_sql', 'dbt_tablestream')(relation, limit)) }}
+{% endmacro %}
+
+
 {#-- Delta's own grammar: (DESC | DESCRIBE) HISTORY table (LIMIT n)?; newest commit first. --#}
 {% macro spark__describe_history_sql(relation, limit) %}
   {{ return('describe history ' ~ dbt_tablestream.delta_table_name(relation) ~ (' limit ' ~ limit if limit is not none else '')) }}
@@ -28,13 +33,28 @@
 {% endmacro %}
 
 
+{% macro describe_detail_sql(relation) %}
+  {{ return(adapter.dispatch('describe_detail_sql', 'dbt_tablestream')(relation)) }}
+{% endmacro %}
+
+
 {% macro spark__describe_detail_sql(relation) %}
   {{ return('describe detail ' ~ relation) }}
 {% endmacro %}
 
 
+{% macro table_properties_sql(relation) %}
+  {{ return(adapter.dispatch('table_properties_sql', 'dbt_tablestream')(relation)) }}
+{% endmacro %}
+
+
 {% macro spark__table_properties_sql(relation) %}
   {{ return('show tblproperties ' ~ relation) }}
+{% endmacro %}
+
+
+{% macro timestamp_sql(at_timestamp) %}
+  {{ return(adapter.dispatch('timestamp_sql', 'dbt_tablestream')(at_timestamp)) }}
 {% endmacro %}
 
 

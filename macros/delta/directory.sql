@@ -14,26 +14,21 @@
 {% macro spark__sync_directory_table(relation, settings, rebuild) %}
   {%- set files_view = relation.identifier ~ '__tablestream_files' -%}
   {%- set listing_view = relation.identifier ~ '__tablestream_listing' -%}
-  {%- do run_query(dbt_tablestream.spark__directory_files_view_sql(files_view, settings)) -%}
-  {%- do run_query(dbt_tablestream.spark__directory_listing_view_sql(listing_view, files_view, settings)) -%}
+  {%- do run_query(dbt_tablestream.directory_files_view_sql(files_view, settings)) -%}
+  {%- do run_query(dbt_tablestream.directory_listing_view_sql(listing_view, files_view, settings)) -%}
   {%- if rebuild -%}
-    {%- do run_query(dbt_tablestream.spark__directory_create_sql(relation, listing_view, config.get('tblproperties', none))) -%}
+    {%- do run_query(dbt_tablestream.directory_create_sql(relation, listing_view, config.get('tblproperties', none))) -%}
     {#-- Counted from the new table: the listing view would list the file system again. --#}
     {%- set files = run_query('select count(*) from ' ~ relation).rows[0][0] -%}
     {{ return({'files': files, 'inserted': files, 'updated': 0, 'deleted': 0, 'committed': true}) }}
   {%- endif -%}
-  {%- set diff = run_query(dbt_tablestream.spark__directory_diff_sql(relation, listing_view)).rows[0] -%}
+  {%- set diff = run_query(dbt_tablestream.directory_diff_sql(relation, listing_view)).rows[0] -%}
   {%- set changed = diff['inserted'] + diff['updated'] + diff['deleted'] -%}
   {%- if changed > 0 -%}
-    {%- do run_query(dbt_tablestream.spark__directory_merge_sql(relation, listing_view)) -%}
+    {%- do run_query(dbt_tablestream.directory_merge_sql(relation, listing_view)) -%}
   {%- endif -%}
   {{ return({'files': diff['files'], 'inserted': diff['inserted'], 'updated': diff['updated'],
              'deleted': diff['deleted'], 'committed': changed > 0}) }}
-{% endmacro %}
-
-
-{% macro default__sync_directory_table(relation, settings, rebuild) %}
-  {{ dbt_tablestream.engine_not_supported('sync_directory_table') }}
 {% endmacro %}
 
 
@@ -64,10 +59,20 @@
 {% endmacro %}
 
 
+{% macro directory_files_view_sql(files_view, settings) %}
+  {{ return(adapter.dispatch('directory_files_view_sql', 'dbt_tablestream')(files_view, settings)) }}
+{% endmacro %}
+
+
 {% macro spark__directory_files_view_sql(files_view, settings) %}
   {{ return("create or replace temporary view " ~ files_view ~ " using binaryFile options (path "
             ~ dbt_tablestream.sql_string(settings.location) ~ ", recursiveFileLookup '"
             ~ ('true' if settings.recursive else 'false') ~ "')") }}
+{% endmacro %}
+
+
+{% macro directory_listing_view_sql(listing_view, files_view, settings) %}
+  {{ return(adapter.dispatch('directory_listing_view_sql', 'dbt_tablestream')(listing_view, files_view, settings)) }}
 {% endmacro %}
 
 
@@ -98,6 +103,11 @@ where not relative_path rlike '(^|/)[._]'
 {% endmacro %}
 
 
+{% macro directory_diff_sql(target, listing_view) %}
+  {{ return(adapter.dispatch('directory_diff_sql', 'dbt_tablestream')(target, listing_view)) }}
+{% endmacro %}
+
+
 {% macro spark__directory_diff_sql(target, listing_view) %}
   {%- set diff_sql -%}
 select
@@ -113,6 +123,11 @@ full outer join {{ target }} as t on s.relative_path = t.relative_path
 {% endmacro %}
 
 
+{% macro directory_create_sql(target, listing_view, properties) %}
+  {{ return(adapter.dispatch('directory_create_sql', 'dbt_tablestream')(target, listing_view, properties)) }}
+{% endmacro %}
+
+
 {% macro spark__directory_create_sql(target, listing_view, properties) %}
   {%- set settings = {'delta.enableChangeDataFeed': 'true'} -%}
   {%- do settings.update(properties or {}) -%}
@@ -122,6 +137,11 @@ full outer join {{ target }} as t on s.relative_path = t.relative_path
   {%- endfor -%}
   {{ return("create or replace table " ~ target ~ " using delta tblproperties (" ~ pairs | join(', ')
             ~ ") as select relative_path, url, size, last_modified_time, fingerprint from " ~ listing_view) }}
+{% endmacro %}
+
+
+{% macro directory_merge_sql(target, listing_view) %}
+  {{ return(adapter.dispatch('directory_merge_sql', 'dbt_tablestream')(target, listing_view)) }}
 {% endmacro %}
 
 

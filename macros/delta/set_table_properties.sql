@@ -6,8 +6,13 @@
 
 {% macro spark__set_table_properties(relation, properties) %}
   {% call statement('set_table_properties') -%}
-    {{ dbt_tablestream.spark__set_table_properties_sql(relation, properties) }}
+    {{ dbt_tablestream.set_table_properties_sql(relation, properties) }}
   {%- endcall %}
+{% endmacro %}
+
+
+{% macro set_table_properties_sql(relation, properties) %}
+  {{ return(adapter.dispatch('set_table_properties_sql', 'dbt_tablestream')(relation, properties)) }}
 {% endmacro %}
 
 

@@ -20,21 +20,21 @@
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
   {%- endif -%}
-  {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0] -%}
+  {%- set detail = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0] -%}
   {%- if (detail['format'] | lower) != 'delta' -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
         ~ "Convert it with `CONVERT TO DELTA " ~ relation ~ "` or stream a Delta table.") }}
   {%- endif -%}
-  {%- set latest = run_query(dbt_tablestream.spark__describe_history_sql(relation, 1)).rows[0] -%}
+  {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0] -%}
   {%- set properties = {} -%}
-  {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(relation)).rows -%}
+  {%- for row in run_query(dbt_tablestream.table_properties_sql(relation)).rows -%}
     {%- do properties.update({row[0]: row[1]}) -%}
   {%- endfor -%}
   {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
   {%- set tracked = (properties.get(tracking, 'false') | string | lower) == 'true' -%}
 
-  {%- set history = run_query(dbt_tablestream.spark__describe_history_sql(relation, none)).rows if (want_earliest or at_timestamp is not none) else [] -%}
+  {%- set history = run_query(dbt_tablestream.describe_history_sql(relation, none)).rows if (want_earliest or at_timestamp is not none) else [] -%}
   {%- set earliest = none -%}
   {%- if want_earliest and tracked -%}
     {#-- Tracking is on now; it has been on since the newest commit that set it, or since the
@@ -47,7 +47,7 @@
   {%- endif -%}
   {%- set version_at_timestamp = none -%}
   {%- if at_timestamp is not none -%}
-    {%- set moment = run_query(dbt_tablestream.spark__timestamp_sql(at_timestamp)).rows[0][0] -%}
+    {%- set moment = run_query(dbt_tablestream.timestamp_sql(at_timestamp)).rows[0][0] -%}
     {%- if moment is none -%}
       {{ exceptions.raise_compiler_error(
           "Stream " ~ stream_name ~ ": start_at timestamp '" ~ at_timestamp ~ "' is not ISO-8601 (e.g. '2024-01-15T10:00:00Z').") }}
@@ -66,13 +66,8 @@
       'table_id': detail['id'],
       'latest_timestamp': latest['timestamp'] | string,
       'tracked': tracked,
-      'file_retention': dbt_tablestream.spark__file_retention(properties),
+      'file_retention': dbt_tablestream.file_retention(properties),
       'earliest_change_version': earliest,
       'version_at_timestamp': version_at_timestamp,
   }) }}
-{% endmacro %}
-
-
-{% macro default__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
-  {{ dbt_tablestream.engine_not_supported('stream_source_state') }}
 {% endmacro %}

@@ -47,8 +47,3 @@ when not matched by source and target.__tablestream_recorded_at < current_timest
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}
-
-
-{% macro default__stream_tombstones_sql(tombstones, changes, keys, sequence, retention, build) %}
-  {{ dbt_tablestream.engine_not_supported('stream_tombstones_sql') }}
-{% endmacro %}

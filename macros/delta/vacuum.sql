@@ -1,10 +1,20 @@
 {#-- Delta's VACUUM, as SQL builders that run nothing. --#}
 
 
+{% macro vacuum_sql(relation, retain_hours, dry_run=false) %}
+  {{ return(adapter.dispatch('vacuum_sql', 'dbt_tablestream')(relation, retain_hours, dry_run)) }}
+{% endmacro %}
+
+
 {#-- Delta's grammar: VACUUM table [RETAIN n HOURS] [DRY RUN]. Delta rounds the hours to a whole
      number; a DRY RUN returns the paths it would delete. --#}
 {% macro spark__vacuum_sql(relation, retain_hours, dry_run=false) %}
   {{ return('vacuum ' ~ dbt_tablestream.delta_table_name(relation) ~ ' retain ' ~ retain_hours ~ ' hours' ~ (' dry run' if dry_run else '')) }}
+{% endmacro %}
+
+
+{% macro vacuum_retention_check_setting() %}
+  {{ return(adapter.dispatch('vacuum_retention_check_setting', 'dbt_tablestream')()) }}
 {% endmacro %}
 
 

@@ -60,22 +60,13 @@ insert into {{ target }}
   {%- set tracking = [dbt_tablestream.stream_tracking_property('table_changes'), dbt_tablestream.stream_tracking_property('changes')]
                      | reject('in', config.get('tblproperties') or {}) | list -%}
   {%- if not tracking -%}{{ return(kept) }}{%- endif -%}
-  {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(existing_relation)).rows
+  {%- for row in run_query(dbt_tablestream.table_properties_sql(existing_relation)).rows
         if row[0] in tracking and (row[1] | string | lower) == 'true' -%}
     {%- do kept.update({row[0]: 'true'}) -%}
   {%- endfor -%}
   {{ return(kept) }}
 {% endmacro %}
 
-
-{% macro default__stream_kept_table_properties(existing_relation) %}
-  {{ dbt_tablestream.engine_not_supported('stream_kept_table_properties') }}
-{% endmacro %}
-
-
-{% macro default__stream_write_sql(target, sql, mode, stream, kept_properties={}) %}
-  {{ dbt_tablestream.engine_not_supported('stream_write_sql') }}
-{% endmacro %}
 
 
 {#-- SQL that MERGEs a stream's net changes (one row per key: INSERT, UPDATE_AFTER or DELETE) into
@@ -129,11 +120,6 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
   values ({{ (insert_values + (['false', 'null', 'null'] if soft else [])) | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
-{% endmacro %}
-
-
-{% macro default__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges=[]) %}
-  {{ dbt_tablestream.engine_not_supported('stream_merge_sql') }}
 {% endmacro %}
 
 
@@ -213,11 +199,6 @@ when not matched and source.__change_type <> 'DELETE'
 {% endmacro %}
 
 
-{% macro default__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
-  {{ dbt_tablestream.engine_not_supported('stream_events_merge_sql') }}
-{% endmacro %}
-
-
 {#-- `alias.col, ...` for the columns, quoted. --#}
 {% macro prefixed_columns(columns, alias) %}
   {%- set prefixed = [] -%}
@@ -256,9 +237,4 @@ when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
   values ({{ dbt_tablestream.prefixed_columns(columns, 'source') }})
   {%- endset -%}
   {{ return(merge_sql) }}
-{% endmacro %}
-
-
-{% macro default__stream_history_merge_sql(target, versions, data_columns, history, keys=[], key_ranges=[]) %}
-  {{ dbt_tablestream.engine_not_supported('stream_history_merge_sql') }}
 {% endmacro %}

@@ -2,6 +2,7 @@
 
 {% macro validate_stream_config() %}
   {%- set model_name = model.name if model is defined else this.identifier -%}
+  {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream.validate_stream_session(model_name) -%}
   {%- set mode = config.get('stream_mode', 'standard') -%}
   {%- set accepted_modes = ['standard', 'append_only'] -%}

@@ -1,5 +1,6 @@
 {#-- A directory_table's configs, checked before anything runs. --#}
 {% macro validate_directory_table_config() %}
+  {%- do dbt_tablestream.stream_engine_check('the directory_table model ' ~ model.name) -%}
   {%- set location = config.get('location', none) -%}
   {%- if location is none or location is not string or location | trim == '' -%}
     {{ exceptions.raise_compiler_error(

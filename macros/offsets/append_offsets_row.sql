@@ -12,7 +12,7 @@
 {% macro spark__append_offsets_row(relation, select_sql, columns=none, compact=false) %}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {% call statement('create_stream_offsets') -%}
-      {{ dbt_tablestream.spark__offsets_log_create_sql(relation, select_sql) }}
+      {{ dbt_tablestream.offsets_log_create_sql(relation, select_sql) }}
     {%- endcall %}
     {%- do adapter.cache_added(relation) -%}
   {%- elif columns is not none and 'note' in columns -%}
@@ -22,16 +22,16 @@
       {%- do run_query('alter table ' ~ relation ~ ' add columns (note string)') -%}
     {%- endif -%}
   {%- endif %}
-  {%- for statement_sql in dbt_tablestream.spark__stream_compaction_sql(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- for statement_sql in dbt_tablestream.stream_compaction_sql(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
   {% call statement('append_stream_offset') -%}
-    {{ dbt_tablestream.spark__offsets_log_append_sql(relation, select_sql, columns) }}
+    {{ dbt_tablestream.offsets_log_append_sql(relation, select_sql, columns) }}
   {%- endcall %}
-  {%- for statement_sql in dbt_tablestream.spark__stream_compaction_sql(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- for statement_sql in dbt_tablestream.stream_compaction_sql(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
 {% endmacro %}
 
 
-{% macro default__append_offsets_row(relation, select_sql, columns=none, compact=false) %}
-  {{ dbt_tablestream.engine_not_supported('append_offsets_row') }}
+{% macro offsets_log_create_sql(relation, select_sql) %}
+  {{ return(adapter.dispatch('offsets_log_create_sql', 'dbt_tablestream')(relation, select_sql)) }}
 {% endmacro %}
 
 
@@ -39,6 +39,11 @@
      then appended: blind appends of different streams do not conflict in Delta. --#}
 {% macro spark__offsets_log_create_sql(relation, select_sql) %}
   {{ return('create table if not exists ' ~ relation ~ ' using delta as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
+{% endmacro %}
+
+
+{% macro offsets_log_append_sql(relation, select_sql, columns=none) %}
+  {{ return(adapter.dispatch('offsets_log_append_sql', 'dbt_tablestream')(relation, select_sql, columns)) }}
 {% endmacro %}
 
 

@@ -29,12 +29,12 @@
   {%- set typed_row = dbt_tablestream.offsets_values_sql({
       'stream_name': none, 'epoch': 0, 'stream_id': none, 'source': none, 'source_table_id': none, 'mode': none,
       'from_version': none, 'to_version': none, 'target': none, 'rows_written': none}) -%}
-  {%- do run_query(dbt_tablestream.spark__offsets_log_create_sql(relation, typed_row)) -%}
+  {%- do run_query(dbt_tablestream.offsets_log_create_sql(relation, typed_row)) -%}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}
 
 
-{#-- Elsewhere streams are refused when they run (engine_not_supported); a hook must not fail
+{#-- Elsewhere streams are refused when they run (stream_engine_check); a hook must not fail
      projects that select no stream. --#}
 {% macro default__create_offsets_log(relation) %}
 {% endmacro %}

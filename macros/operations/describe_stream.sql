@@ -2,6 +2,7 @@
      (from the source's retention settings), and its recent runs.
      `dbt run-operation dbt_tablestream.describe_stream --args '{stream_name: orders_changes__app_orders}'` --#}
 {% macro describe_stream(stream_name, schema=none) %}
+  {%- do dbt_tablestream.stream_engine_check('describe_stream') -%}
   {%- set status = dbt_tablestream.stream_status(dbt_tablestream.find_stream_position(stream_name, schema)) -%}
   {%- set lines = [
       ['stream', status.stream_name ~ ' (epoch ' ~ status.epoch ~ ', ' ~ status.stream_mode ~ ')'],

@@ -2,6 +2,7 @@
      start_at in a new epoch. The target table is kept; drop it yourself if it is no longer wanted.
      `dbt run-operation dbt_tablestream.drop_stream --args '{stream_name: ...}'` --#}
 {% macro drop_stream(stream_name, schema=none) %}
+  {%- do dbt_tablestream.stream_engine_check('drop_stream') -%}
   {%- set position = dbt_tablestream.find_stream_position(stream_name, schema) -%}
   {%- if position.mode == 'dropped' -%}
     {{ print("Stream " ~ stream_name ~ " is already dropped.") }}

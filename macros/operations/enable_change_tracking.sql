@@ -4,6 +4,7 @@
        changelog: row tracking, the row identity Delta's changelog (stream_read: changes) needs.
      Changes are tracked from the version this commits on; earlier versions cannot be read. --#}
 {% macro enable_change_tracking(relation, mode='change_data_feed') %}
+  {%- do dbt_tablestream.stream_engine_check('enable_change_tracking') -%}
   {%- if mode not in ['change_data_feed', 'changelog'] -%}
     {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "
         ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changes).") }}
@@ -12,7 +13,7 @@
   {%- set property = dbt_tablestream.stream_tracking_property('changes' if mode == 'changelog' else 'table_changes') -%}
   {%- set what = 'Row tracking' if mode == 'changelog' else 'Change data feed' -%}
   {%- set properties = {} -%}
-  {%- for row in run_query(dbt_tablestream.spark__table_properties_sql(target)).rows -%}
+  {%- for row in run_query(dbt_tablestream.table_properties_sql(target)).rows -%}
     {%- do properties.update({row[0]: row[1] | string | lower}) -%}
   {%- endfor -%}
   {#-- Setting it again would still add a commit to the table. --#}

@@ -3,6 +3,7 @@
      prints one dbt selector a line (`<model>+`: the model and everything downstream), for
      `dbt build --select`; `tablestream pending` does the same from the Delta logs on the local profile. --#}
 {% macro pending_streams(schema=none, format='lines') %}
+  {%- do dbt_tablestream.stream_engine_check('pending_streams') -%}
   {%- if format not in ['lines', 'json'] -%}
     {{ exceptions.raise_compiler_error("pending_streams: format must be one of lines, json; got '" ~ format ~ "'.") }}
   {%- endif -%}
@@ -108,17 +109,12 @@
     {{ return({'exists': false}) }}
   {%- endif -%}
   {%- set offset = position.to_version -%}
-  {%- set latest = run_query(dbt_tablestream.spark__describe_history_sql(relation, 1)).rows[0]['version'] | int -%}
-  {%- set table_id = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0]['id'] -%}
+  {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0]['version'] | int -%}
+  {%- set table_id = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0]['id'] -%}
   {%- set state = {'exists': true, 'version': latest, 'table_id': table_id, 'commits': []} -%}
   {%- if offset is none or offset >= latest -%}{{ return(state) }}{%- endif -%}
-  {%- for row in dbt_tablestream.spark__history_since(relation, offset + 1, latest) -%}
+  {%- for row in dbt_tablestream.history_since(relation, offset + 1, latest) -%}
     {%- do state.commits.append({'version': row['version'] | int, 'operation': row['operation']}) -%}
   {%- endfor -%}
   {{ return(state) }}
-{% endmacro %}
-
-
-{% macro default__pending_source_state(position) %}
-  {{ dbt_tablestream.engine_not_supported('pending_source_state') }}
 {% endmacro %}

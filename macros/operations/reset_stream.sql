@@ -3,6 +3,7 @@
      neither back to its start_at (the next run rebuilds the target, like --full-refresh).
      `dbt run-operation dbt_tablestream.reset_stream --args '{stream_name: ..., to_version: 12}'` --#}
 {% macro reset_stream(stream_name, to_version=none, to_timestamp=none, schema=none) %}
+  {%- do dbt_tablestream.stream_engine_check('reset_stream') -%}
   {%- set position = dbt_tablestream.find_stream_position(stream_name, schema) -%}
   {%- if to_version is not none and to_timestamp is not none -%}
     {{ exceptions.raise_compiler_error("reset_stream " ~ stream_name ~ ": give to_version or to_timestamp, not both.") }}

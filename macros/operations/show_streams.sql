@@ -1,6 +1,7 @@
 {#-- Every stream whose target lives in `schema`: position, lag, staleness, last run.
      `dbt run-operation dbt_tablestream.show_streams [--args '{schema: analytics, format: json}']` --#}
 {% macro show_streams(schema=none, format='table') %}
+  {%- do dbt_tablestream.stream_engine_check('show_streams') -%}
   {%- set statuses = [] -%}
   {%- for position in dbt_tablestream.stream_positions(schema) -%}
     {%- do statuses.append(dbt_tablestream.stream_status(position)) -%}

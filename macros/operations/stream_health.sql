@@ -7,6 +7,7 @@
      now, on the session's clock). Reads no change rows. `lag_only`:
      just what the lag needs (source_version, source_time, offset_time), for stream_lag. --#}
 {% macro stream_health(row, lag_only=false) %}
+  {%- do dbt_tablestream.stream_engine_check('stream_health') -%}
   {{ return(adapter.dispatch('stream_health', 'dbt_tablestream')(row, lag_only)) }}
 {% endmacro %}
 
@@ -20,7 +21,7 @@
     {%- do health.update({'stale': true, 'problem': "the source " ~ row['source'] ~ " does not exist. Create it, or drop the stream."}) -%}
     {{ return(health) }}
   {%- endif -%}
-  {%- set latest = run_query(dbt_tablestream.spark__describe_history_sql(relation, 1)).rows[0] -%}
+  {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0] -%}
   {%- set latest_version = latest['version'] | int -%}
   {%- do health.update({'source_version': latest_version, 'source_time': latest['timestamp'] | string}) -%}
   {%- set offset = row['to_version'] -%}
@@ -31,15 +32,15 @@
   {%- if lag_only -%}
     {#-- At lag 0 the lag needs nothing more; behind, only the offset's commit time. --#}
     {%- if offset >= 0 and offset < latest_version -%}
-      {%- for commit in dbt_tablestream.spark__history_since(relation, offset, latest_version) if (commit['version'] | int) == offset -%}
+      {%- for commit in dbt_tablestream.history_since(relation, offset, latest_version) if (commit['version'] | int) == offset -%}
         {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
       {%- endfor -%}
     {%- endif -%}
     {{ return(health) }}
   {%- endif -%}
-  {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(relation)).rows[0] -%}
+  {%- set detail = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0] -%}
   {%- set properties = {} -%}
-  {%- for property in run_query(dbt_tablestream.spark__table_properties_sql(relation)).rows -%}
+  {%- for property in run_query(dbt_tablestream.table_properties_sql(relation)).rows -%}
     {%- do properties.update({property[0]: property[1]}) -%}
   {%- endfor -%}
   {#-- The offsets log does not record how a stream reads; a source that records row tracking but
@@ -49,14 +50,14 @@
     {%- do tracks.update({read: (properties.get(dbt_tablestream.stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
   {%- endfor -%}
   {%- set stream = {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
-                    'source_table_id': detail['id'], 'file_retention': dbt_tablestream.spark__file_retention(properties),
+                    'source_table_id': detail['id'], 'file_retention': dbt_tablestream.file_retention(properties),
                     'read': 'changes' if tracks['changes'] and not tracks['table_changes'] else 'table_changes'} -%}
-  {%- set retention = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0] -%}
+  {%- set retention = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0] -%}
   {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}
-  {%- set since = dbt_tablestream.spark__history_since(relation, offset, latest_version)
+  {%- set since = dbt_tablestream.history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
-  {%- set problem = dbt_tablestream.spark__window_problem(relation, stream, row['source_table_id'], remedy, since, retention['retained_from']) -%}
+  {%- set problem = dbt_tablestream.window_problem(relation, stream, row['source_table_id'], remedy, since, retention['retained_from']) -%}
   {%- do health.update({'stale': problem is not none, 'problem': problem}) -%}
   {%- for commit in since or [] if (commit['version'] | int) == offset -%}
     {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
@@ -67,9 +68,4 @@
     {%- do health.update({'at_risk_from': at_risk_from | string, 'at_risk_in_seconds': (at_risk_from - retention['checked_at']).total_seconds()}) -%}
   {%- endfor -%}
   {{ return(health) }}
-{% endmacro %}
-
-
-{% macro default__stream_health(row, lag_only=false) %}
-  {{ dbt_tablestream.engine_not_supported('stream_health') }}
 {% endmacro %}

@@ -1,6 +1,7 @@
 {#-- The offsets log of one stream, newest first: one row per run, reset and drop.
      `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ..., format: json}'` --#}
 {% macro stream_history(stream_name, schema=none, limit=50, format='table') %}
+  {%- do dbt_tablestream.stream_engine_check('stream_history') -%}
   {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
   {%- do dbt_tablestream.find_stream_position(stream_name, schema) -%}
   {%- set query -%}

@@ -2,6 +2,7 @@
      and its health. --#}
 
 {% macro stream_positions(schema=none, include_dropped=false) %}
+  {%- do dbt_tablestream.stream_engine_check('stream_positions') -%}
   {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return([]) }}

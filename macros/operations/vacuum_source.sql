@@ -4,6 +4,7 @@
      stays. `force: true` ignores the streams. `dry_run: true` lists and deletes nothing.
      `dbt run-operation dbt_tablestream.vacuum_source --args '{relation: app.orders, retain_hours: 0}'` --#}
 {% macro vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none) %}
+  {%- do dbt_tablestream.stream_engine_check('vacuum_source') -%}
   {{ return(adapter.dispatch('vacuum_source', 'dbt_tablestream')(relation, retain_hours, dry_run, force, schemas)) }}
 {% endmacro %}
 
@@ -20,22 +21,22 @@
   {%- if adapter.get_relation(source.database, source.schema, source.identifier) is none -%}
     {{ exceptions.raise_compiler_error("vacuum_source: no table " ~ relation ~ ". Pass the source as `schema.table`. Nothing was vacuumed.") }}
   {%- endif -%}
-  {%- set detail = run_query(dbt_tablestream.spark__describe_detail_sql(source)).rows[0] -%}
+  {%- set detail = run_query(dbt_tablestream.describe_detail_sql(source)).rows[0] -%}
   {%- if (detail['format'] | lower) != 'delta' -%}
     {{ exceptions.raise_compiler_error("vacuum_source: " ~ relation ~ " is a " ~ detail['format'] ~ " table; VACUUM needs a Delta table. Nothing was vacuumed.") }}
   {%- endif -%}
   {%- set properties = {} -%}
-  {%- for property in run_query(dbt_tablestream.spark__table_properties_sql(source)).rows -%}
+  {%- for property in run_query(dbt_tablestream.table_properties_sql(source)).rows -%}
     {%- do properties.update({property[0]: property[1]}) -%}
   {%- endfor -%}
-  {%- set clock = run_query(dbt_tablestream.spark__retained_from_sql(dbt_tablestream.spark__file_retention(properties))).rows[0] -%}
+  {%- set clock = run_query(dbt_tablestream.retained_from_sql(dbt_tablestream.file_retention(properties))).rows[0] -%}
   {%- set table_hours = ((clock['checked_at'] - clock['retained_from']).total_seconds() / 3600) if clock['retained_from'] is not none else 168 -%}
   {%- set requested = retain_hours if retain_hours is not none else table_hours -%}
   {%- set requested_text = (requested | int) if requested == (requested | int) else requested | round(1) -%}
   {%- set plan = dbt_tablestream.vacuum_retention_plan(source, detail['id'], requested, clock['checked_at'], force, schemas) -%}
   {%- set retention = plan.retain_hours -%}
   {%- for line in plan.notes -%}{{ print(line) }}{%- endfor -%}
-  {%- set check = dbt_tablestream.spark__vacuum_retention_check_setting() -%}
+  {%- set check = dbt_tablestream.vacuum_retention_check_setting() -%}
   {%- set check_was = none -%}
   {%- if retention < table_hours -%}
     {#-- The check guards readers Delta cannot see; the streams here are accounted for, and the
@@ -49,14 +50,14 @@
                     'kept_files': none, 'files_to_delete': none, 'streams': plan.streams} -%}
   {%- set to_delete = [] -%}
   {%- if plan.protecting or dry_run -%}
-    {%- for row in run_query(dbt_tablestream.spark__vacuum_sql(source, retention, dry_run=true)).rows -%}{%- do to_delete.append(row[0]) -%}{%- endfor -%}
+    {%- for row in run_query(dbt_tablestream.vacuum_sql(source, retention, dry_run=true)).rows -%}{%- do to_delete.append(row[0]) -%}{%- endfor -%}
     {%- do report.update({'files_to_delete': to_delete | length}) -%}
   {%- endif -%}
   {%- if plan.protecting -%}
     {#-- A dry run lists directories too, and only where it deletes something under them: what the
          asked-for retention would delete that this one keeps are files. --#}
     {%- set kept = [] -%}
-    {%- for row in run_query(dbt_tablestream.spark__vacuum_sql(source, (requested | round(0, 'ceil') | int), dry_run=true)).rows
+    {%- for row in run_query(dbt_tablestream.vacuum_sql(source, (requested | round(0, 'ceil') | int), dry_run=true)).rows
           if row[0] not in to_delete -%}{%- do kept.append(row[0]) -%}{%- endfor -%}
     {%- do report.update({'kept_files': kept | length}) -%}
     {%- set oldest = plan.protecting[0] -%}
@@ -71,17 +72,12 @@
   {%- if dry_run -%}
     {{ print("dry run: VACUUM " ~ relation ~ " RETAIN " ~ retention ~ " HOURS would delete " ~ report.files_to_delete ~ " files and directories; nothing was deleted.") }}
   {%- else -%}
-    {%- do run_query(dbt_tablestream.spark__vacuum_sql(source, retention)) -%}
+    {%- do run_query(dbt_tablestream.vacuum_sql(source, retention)) -%}
     {{ print("vacuumed " ~ relation ~ " with RETAIN " ~ retention ~ " HOURS"
         ~ ((": deleted " ~ report.files_to_delete ~ " files and directories") if report.files_to_delete is not none else "") ~ ".") }}
   {%- endif -%}
   {%- if check_was is not none -%}{%- do run_query('set ' ~ check ~ ' = ' ~ check_was) -%}{%- endif -%}
   {{ return(report) }}
-{% endmacro %}
-
-
-{% macro default__vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none) %}
-  {{ dbt_tablestream.engine_not_supported('vacuum_source') }}
 {% endmacro %}
 
 
@@ -100,11 +96,11 @@
     {%- do plan.notes.append("no live stream reads " ~ source ~ ": nothing to keep for streams.") -%}
     {{ return(plan) }}
   {%- endif -%}
-  {%- set latest = run_query(dbt_tablestream.spark__describe_history_sql(source, 1)).rows[0]['version'] | int -%}
+  {%- set latest = run_query(dbt_tablestream.describe_history_sql(source, 1)).rows[0]['version'] | int -%}
   {%- set behind = streams | selectattr('offset_version', 'lt', latest) | list -%}
   {%- set times = {} -%}
   {%- if behind -%}
-    {%- for commit in dbt_tablestream.spark__history_since(source, (behind | map(attribute='offset_version') | min) + 1, latest) -%}
+    {%- for commit in dbt_tablestream.history_since(source, (behind | map(attribute='offset_version') | min) + 1, latest) -%}
       {%- do times.update({commit['version'] | int: commit['timestamp']}) -%}
     {%- endfor -%}
   {%- endif -%}

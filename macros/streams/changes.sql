@@ -2,6 +2,7 @@
      timestamps), in the stream column contract, with no stream, offset or marker. Snowflake's
      `CHANGES ... AT(...) END(...)`, for audits, backfills and tests. --#}
 {% macro changes(relation, from, to=none, drop_carryovers=true) %}
+  {%- do dbt_tablestream.stream_engine_check('changes') -%}
   {%- if not execute -%}
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
@@ -38,9 +39,9 @@
       'stream': query, 'source': source, 'source_table_id': state.table_id, 'mode': 'standard', 'read': read,
       'spark_net_changes': false, 'after': first - 1, 'through': last, 'snapshot': false,
       'file_retention': state.file_retention, 'drop_carryovers': drop_carryovers, 'view': none} -%}
-  {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(state.file_retention)).rows[0][0] -%}
+  {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(state.file_retention)).rows[0][0] -%}
   {%- set remedy = "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)." -%}
-  {%- set window_rows = dbt_tablestream.spark__history_since(relation, first, last) -%}
+  {%- set window_rows = dbt_tablestream.history_since(relation, first, last) -%}
   {#-- An added column reads as NULL before it was added; a rename, drop or type change cannot be
        read across. --#}
   {%- set split = dbt_tablestream.schema_change_split(first - 1, last, window_rows, dbt_tablestream.delta_schema_operations() | reject('equalto', 'ADD COLUMNS') | list) -%}
@@ -48,15 +49,10 @@
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range spans the schema change " ~ split.operation ~ " at version " ~ split.version
         ~ " of " ~ source ~ ", and Delta reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
   {%- endif -%}
-  {%- set problem = dbt_tablestream.spark__window_problem(relation, range, none, remedy, window_rows, retained_from) -%}
+  {%- set problem = dbt_tablestream.window_problem(relation, range, none, remedy, window_rows, retained_from) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}{%- endif -%}
-  {%- do range.update({'view': dbt_tablestream.spark__window_relation_sql(relation, range)}) -%}
+  {%- do range.update({'view': dbt_tablestream.window_relation_sql(relation, range)}) -%}
   {{ return(dbt_tablestream.change_rows_sql(range, relation, none, false)) }}
-{% endmacro %}
-
-
-{% macro default__changes(relation, from, to=none, drop_carryovers=true) %}
-  {{ dbt_tablestream.engine_not_supported('changes') }}
 {% endmacro %}
 
 
@@ -65,12 +61,12 @@
      before it (`to`). --#}
 {% macro changes_range_version(relation, query, name, point) %}
   {%- if point is number -%}{{ return(point | int) }}{%- endif -%}
-  {%- set moment = run_query(dbt_tablestream.spark__timestamp_sql(point)).rows[0][0] -%}
+  {%- set moment = run_query(dbt_tablestream.timestamp_sql(point)).rows[0][0] -%}
   {%- if moment is none -%}
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` '" ~ point ~ "' is neither a version nor an ISO-8601 timestamp (e.g. '2024-01-15T10:00:00Z').") }}
   {%- endif -%}
   {%- set versions = [] -%}
-  {%- for row in run_query(dbt_tablestream.spark__describe_history_sql(relation, none)).rows
+  {%- for row in run_query(dbt_tablestream.describe_history_sql(relation, none)).rows
         if (row['timestamp'] >= moment if name == 'from' else row['timestamp'] <= moment) -%}
     {%- do versions.append(row['version'] | int) -%}
   {%- endfor -%}

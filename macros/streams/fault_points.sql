@@ -19,12 +19,12 @@
 
 
 {% macro spark__pause_point(point, seconds) %}
-  {%- do run_query(dbt_tablestream.spark__pause_sql(seconds)) -%}
+  {%- do run_query(dbt_tablestream.pause_sql(seconds)) -%}
 {% endmacro %}
 
 
-{% macro default__pause_point(point, seconds) %}
-  {{ dbt_tablestream.engine_not_supported('pause_point') }}
+{% macro pause_sql(seconds) %}
+  {{ return(adapter.dispatch('pause_sql', 'dbt_tablestream')(seconds)) }}
 {% endmacro %}
 
 

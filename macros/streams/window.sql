@@ -13,12 +13,7 @@
 {% macro spark__register_stream_window(relation, stream, table_id, checked=false) %}
   {%- set problem = none if checked else dbt_tablestream.stream_window_problem(relation, stream, table_id) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
-  {{ return(dbt_tablestream.spark__window_relation_sql(relation, stream)) }}
-{% endmacro %}
-
-
-{% macro default__register_stream_window(relation, stream, table_id, checked=false) %}
-  {{ dbt_tablestream.engine_not_supported('register_stream_window') }}
+  {{ return(dbt_tablestream.window_relation_sql(relation, stream)) }}
 {% endmacro %}
 
 
@@ -31,13 +26,8 @@
 
 {% macro spark__stream_window_problem(relation, stream, table_id, window_rows=none) %}
   {%- if stream.snapshot -%}{{ return(none) }}{%- endif -%}
-  {%- set retained_from = run_query(dbt_tablestream.spark__retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
-  {{ return(dbt_tablestream.spark__window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), window_rows, retained_from)) }}
-{% endmacro %}
-
-
-{% macro default__stream_window_problem(relation, stream, table_id, window_rows=none) %}
-  {{ dbt_tablestream.engine_not_supported('stream_window_problem') }}
+  {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
+  {{ return(dbt_tablestream.window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), window_rows, retained_from)) }}
 {% endmacro %}
 
 
@@ -51,12 +41,7 @@
 
 {% macro spark__stream_window_commits(relation, stream) %}
   {%- if stream.snapshot or stream.after >= stream.through -%}{{ return(none) }}{%- endif -%}
-  {{ return(dbt_tablestream.spark__history_since(relation, stream.after + 1, stream.through)) }}
-{% endmacro %}
-
-
-{% macro default__stream_window_commits(relation, stream) %}
-  {{ dbt_tablestream.engine_not_supported('stream_window_commits') }}
+  {{ return(dbt_tablestream.history_since(relation, stream.after + 1, stream.through)) }}
 {% endmacro %}
 
 
@@ -83,6 +68,11 @@
 {% endmacro %}
 
 
+{% macro window_relation_sql(relation, stream) %}
+  {{ return(adapter.dispatch('window_relation_sql', 'dbt_tablestream')(relation, stream)) }}
+{% endmacro %}
+
+
 {#-- The relation the window's raw changes are read from: the change data feed (`table_changes`) or
      Delta's changelog (stream_read: changes). Both bounds are inclusive and the end is explicit, so
      a commit landing while the model runs is left for the next window. --#}
@@ -96,9 +86,14 @@
     {{ return(relation_sql) }}
   {%- endif -%}
   {%- if stream.get('read') == 'changes' -%}
-    {{ return(dbt_tablestream.spark__changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
+    {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
   {%- endif -%}
   {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ (stream.after + 1) ~ ", " ~ stream.through ~ ")") }}
+{% endmacro %}
+
+
+{% macro window_problem(relation, stream, table_id, remedy, window_rows=none, retained_from=none) %}
+  {{ return(adapter.dispatch('window_problem', 'dbt_tablestream')(relation, stream, table_id, remedy, window_rows, retained_from)) }}
 {% endmacro %}
 
 
@@ -114,7 +109,7 @@
         ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
   {%- endif -%}
   {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
-  {%- set window = window_rows if window_rows is not none else dbt_tablestream.spark__history_since(relation, stream.after + 1, stream.through) -%}
+  {%- set window = window_rows if window_rows is not none else dbt_tablestream.history_since(relation, stream.after + 1, stream.through) -%}
   {%- set listed = [] -%}
   {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (stream.after + 1) not in listed -%}
@@ -132,7 +127,12 @@
         ~ stream.after ~ " cannot be read completely. Run the stream more often than that, or raise the source's "
         ~ "delta.deletedFileRetentionDuration. " ~ remedy) }}
   {%- endfor -%}
-  {{ return(dbt_tablestream.spark__window_commits_problem(stream, window, remedy)) }}
+  {{ return(dbt_tablestream.window_commits_problem(stream, window, remedy)) }}
+{% endmacro %}
+
+
+{% macro history_since(relation, first, through) %}
+  {{ return(adapter.dispatch('history_since', 'dbt_tablestream')(relation, first, through)) }}
 {% endmacro %}
 
 
@@ -143,10 +143,15 @@
 {% macro spark__history_since(relation, first, through) %}
   {%- set read = namespace(limit=through - first + 2, rows=[]) -%}
   {%- for attempt in range(10) if read.limit is not none -%}
-    {%- set read.rows = run_query(dbt_tablestream.spark__describe_history_sql(relation, read.limit)).rows -%}
-    {%- set read.limit = dbt_tablestream.spark__history_limit_to_reach(read.rows, first, read.limit) -%}
+    {%- set read.rows = run_query(dbt_tablestream.describe_history_sql(relation, read.limit)).rows -%}
+    {%- set read.limit = dbt_tablestream.history_limit_to_reach(read.rows, first, read.limit) -%}
   {%- endfor -%}
   {{ return(read.rows) }}
+{% endmacro %}
+
+
+{% macro history_limit_to_reach(rows, first, limit) %}
+  {{ return(adapter.dispatch('history_limit_to_reach', 'dbt_tablestream')(rows, first, limit)) }}
 {% endmacro %}
 
 
@@ -158,6 +163,11 @@
   {%- for row in rows -%}{%- do versions.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (versions | length) < limit or (versions | min) <= first -%}{{ return(none) }}{%- endif -%}
   {{ return((versions | max) - first + 1) }}
+{% endmacro %}
+
+
+{% macro window_commits_problem(stream, window_rows, remedy) %}
+  {{ return(adapter.dispatch('window_commits_problem', 'dbt_tablestream')(stream, window_rows, remedy)) }}
 {% endmacro %}
 
 
@@ -232,10 +242,20 @@
 {% endmacro %}
 
 
+{% macro file_retention(table_properties) %}
+  {{ return(adapter.dispatch('file_retention', 'dbt_tablestream')(table_properties)) }}
+{% endmacro %}
+
+
 {#-- How long the source keeps removed files before a VACUUM may delete them: its
      delta.deletedFileRetentionDuration, Delta's default when unset. --#}
 {% macro spark__file_retention(table_properties) %}
   {{ return(table_properties.get('delta.deletedFileRetentionDuration', 'interval 1 week')) }}
+{% endmacro %}
+
+
+{% macro retained_from_sql(file_retention) %}
+  {{ return(adapter.dispatch('retained_from_sql', 'dbt_tablestream')(file_retention)) }}
 {% endmacro %}
 
 

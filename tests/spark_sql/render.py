@@ -153,7 +153,7 @@ class ModelRender:
 
     def operations(self) -> Iterator[Statement]:
         """What `dbt run-operation dbt_tablestream.enable_change_tracking` sends for the source."""
-        sql = self.call("spark__set_table_properties_sql", self.source, {"delta.enableChangeDataFeed": "true"})
+        sql = self.call("set_table_properties_sql", self.source, {"delta.enableChangeDataFeed": "true"})
         yield Statement("operations", "enable_change_tracking", str(sql).strip())
         offsets = self.package["offsets_relation"]()
         yield Statement("operations", "show_streams", str(self.call("latest_stream_offsets_sql", offsets)).strip())
@@ -170,25 +170,25 @@ class ModelRender:
             yield statement("changelog_session", "select version()")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled = true")
-        yield statement("source_state", self.call("spark__describe_detail_sql", self.source))
-        yield statement("source_state", self.call("spark__describe_history_sql", self.source, 1))
-        yield statement("source_state", self.call("spark__table_properties_sql", self.source))
+        yield statement("source_state", self.call("describe_detail_sql", self.source))
+        yield statement("source_state", self.call("describe_history_sql", self.source, 1))
+        yield statement("source_state", self.call("table_properties_sql", self.source))
         if first and (start_at == "earliest" or (isinstance(start_at, dict) and "timestamp" in start_at)):
-            yield statement("source_state", self.call("spark__describe_history_sql", self.source, None))
+            yield statement("source_state", self.call("describe_history_sql", self.source, None))
         if first and isinstance(start_at, dict) and "timestamp" in start_at:
-            yield statement("source_state", self.call("spark__timestamp_sql", start_at["timestamp"]))
+            yield statement("source_state", self.call("timestamp_sql", start_at["timestamp"]))
         offsets = self.package["offsets_relation"]()
         if not first:
             yield statement("offsets_read", self.call("read_stream_offset_sql", offsets, stream["stream"]))
-            yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
+            yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
         if stream["view"] is not None:
             if not stream["snapshot"]:
                 yield statement(
                     "window_check",
-                    self.call("spark__describe_history_sql", self.source, stream["through"] - stream["after"] + 1),
+                    self.call("describe_history_sql", self.source, stream["through"] - stream["after"] + 1),
                 )
-                yield statement("window_check", self.call("spark__retained_from_sql", "interval 1 week"))
-            stream["view"] = self.call("spark__window_relation_sql", self.source, stream)
+                yield statement("window_check", self.call("retained_from_sql", "interval 1 week"))
+            stream["view"] = self.call("window_relation_sql", self.source, stream)
         compiled = self.compiled_code(stream)
         yield statement("model", compiled)
 
@@ -202,26 +202,26 @@ class ModelRender:
         steps = list(write)
         yield from steps[:-1]
         if mode != "overwrite":
-            yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
+            yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
         # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
         # (stream_compaction_due: the rendered stream has no logged runs).
         layout = (
             {"max_rows_per_file": self.package["stream_max_rows_per_file"]()} if materialized == "stream_merge" else {}
         )
-        for sql in self.call("spark__stream_commit_open_sql", stream, layout):
+        for sql in self.call("stream_commit_open_sql", stream, layout):
             yield statement("commit_open", sql)
         yield steps[-1]
-        for sql in self.call("spark__stream_commit_close_sql", layout):
+        for sql in self.call("stream_commit_close_sql", layout):
             yield statement("commit_close", sql)
-        yield statement("target_marker", self.call("spark__describe_history_sql", self.this, 50))
+        yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
         row = self.call("offsets_row_sql", stream, 42)
         if first:  # later runs find the log in dbt's relation cache
-            yield statement("offsets_append", self.call("spark__offsets_log_create_sql", offsets, row))
+            yield statement("offsets_append", self.call("offsets_log_create_sql", offsets, row))
         yield statement(
-            "offsets_append", self.call("spark__offsets_log_append_sql", offsets, row, self.call("offsets_columns"))
+            "offsets_append", self.call("offsets_log_append_sql", offsets, row, self.call("offsets_columns"))
         )
         if not first:
-            yield statement("pause_point", self.call("spark__pause_sql", 1.5))
+            yield statement("pause_point", self.call("pause_sql", 1.5))
 
     def stream(self, first: bool) -> dict[str, Any]:
         """The stream as resolve_stream pins it, for the first run or a later one."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,19 +27,14 @@ EXAMPLE = PACKAGE_ROOT / "example_project"
 DATABRICKS_VENV = Path(os.environ.get("TABLESTREAM_DATABRICKS_VENV", PACKAGE_ROOT / ".venv-databricks"))
 DATABRICKS_REQUIREMENT = "dbt-databricks>=1.11,<1.12"
 STREAM_MODELS = {"orders_changes": "table_stream", "orders_current": "stream_merge"}
-# Every engine piece the materializations dispatch; each must resolve to a spark__ macro.
-ENGINE_MACROS = [
-    "stream_source_state",
-    "stream_target_marker",
-    "register_stream_window",
-    "stream_write_sql",
-    "stream_merge_sql",
-    "stream_commit",
-    "append_offsets_row",
-    "pause_point",
-    "set_table_properties",
-    "prepare_changelog_session",
-]
+# Every macro the package dispatches to a spark__ implementation (docs/architecture.md,
+# "Dispatch"): each must resolve to it on dbt-spark and on dbt-databricks.
+_MACRO_SOURCES = "".join(path.read_text() for path in (PACKAGE_ROOT / "macros").rglob("*.sql"))
+ENGINE_MACROS = sorted(
+    name
+    for name in set(re.findall(r"adapter\.dispatch\('(\w+)', 'dbt_tablestream'\)", _MACRO_SOURCES))
+    if f"macro spark__{name}(" in _MACRO_SOURCES
+)
 
 # Runs inside the dbt-databricks virtualenv; prints what the parsed manifest resolves.
 RESOLVE_SCRIPT = """

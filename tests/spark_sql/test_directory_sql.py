@@ -28,11 +28,11 @@ def statements(renderer: SparkRenderer) -> list[Statement]:
     target = model.this.incorporate(path={"identifier": "landing_files"})
     files, listing = "landing_files__tablestream_files", "landing_files__tablestream_listing"
     calls = [
-        ("files_view", "spark__directory_files_view_sql", (files, SETTINGS)),
-        ("listing_view", "spark__directory_listing_view_sql", (listing, files, SETTINGS)),
-        ("create", "spark__directory_create_sql", (target, listing, {"delta.logRetentionDuration": "interval 7 days"})),
-        ("diff", "spark__directory_diff_sql", (target, listing)),
-        ("merge", "spark__directory_merge_sql", (target, listing)),
+        ("files_view", "directory_files_view_sql", (files, SETTINGS)),
+        ("listing_view", "directory_listing_view_sql", (listing, files, SETTINGS)),
+        ("create", "directory_create_sql", (target, listing, {"delta.logRetentionDuration": "interval 7 days"})),
+        ("diff", "directory_diff_sql", (target, listing)),
+        ("merge", "directory_merge_sql", (target, listing)),
     ]
     return [
         Statement("sync", step, re.sub(r"[ \t]+\n", "\n", str(model.call(macro, *args)).strip()))

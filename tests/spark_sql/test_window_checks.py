@@ -44,7 +44,7 @@ def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:
     """The refusal message for the window (after, latest], or None when it is readable."""
     macros = renderer.model("orders_changes").package
     through = DeltaTable(str(path)).version()
-    problem = macros["spark__window_commits_problem"](window(after, through), history_rows(path), REMEDY)
+    problem = macros["window_commits_problem"](window(after, through), history_rows(path), REMEDY)
     return None if problem is None else str(problem)
 
 
@@ -120,7 +120,7 @@ def test_marker_recovery_reads_the_stream_marker_from_user_metadata(renderer: Sp
     commit("other__app_t", 9)
     write_deltalake(tmp_path, pa.table({"x": [0]}), mode="append")  # a commit without a marker
     macros = renderer.model("orders_changes").package
-    marker = macros["spark__find_marker"](history_rows(tmp_path), "log__app_t")
+    marker = macros["find_marker"](history_rows(tmp_path), "log__app_t")
     assert marker == {
         "commit_version": 0,
         "stream": "log__app_t",
@@ -130,4 +130,4 @@ def test_marker_recovery_reads_the_stream_marker_from_user_metadata(renderer: Sp
         "to": 5,
         "invocation_id": "i",
     }
-    assert macros["spark__find_marker"](history_rows(tmp_path), "missing__app_t") is None
+    assert macros["find_marker"](history_rows(tmp_path), "missing__app_t") is None

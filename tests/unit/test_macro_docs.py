@@ -34,3 +34,21 @@ def test_every_public_macro_is_documented() -> None:
         name for name, text in documented.items() if "{{" in re.sub(r"{% raw %}.*?{% endraw %}", "", text, flags=re.S)
     ]
     assert unescaped == []
+
+
+def test_every_engine_piece_dispatches_and_nothing_calls_an_implementation() -> None:
+    """docs/architecture.md, "Dispatch": each spark__X has a public X that dispatches to it, and
+    nothing (macros, the Python package, the tests) calls spark__X by name."""
+    sources = "".join(path.read_text() for path in MACROS.rglob("*.sql"))
+    implemented = set(re.findall(r"{%-?\s*macro\s+spark__(\w+)\(", sources))
+    dispatched = set(re.findall(r"adapter\.dispatch\('(\w+)', 'dbt_tablestream'\)", sources))
+    assert implemented, "no spark__ macros found"
+    assert sorted(implemented - dispatched) == []
+    root = MACROS.parent
+    callers = [*MACROS.rglob("*.sql"), *(root / "dbt_tablestream").rglob("*.py"), *(root / "tests").rglob("*.py")]
+    direct = [
+        f"{path.relative_to(root)}: {call}"
+        for path in callers
+        for call in re.findall(r"""(?:dbt_tablestream\.|["'])spark__\w+""", path.read_text())
+    ]
+    assert direct == []

@@ -82,13 +82,13 @@ def test_the_stream_api_renders_the_package_macros() -> None:
 
     assert all((macros_folder() / name).is_file() for name in MACRO_FILES)
     stream = {"stream": "s", "stream_id": "tablestream/s/2", "epoch": 2, "after": 4, "through": 7, "source": "app.t"}
-    opened = render("spark__stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
+    opened = render("stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
     assert opened[:2] == [
         "set spark.databricks.delta.write.txnAppId = tablestream/s/2",
         "set spark.databricks.delta.write.txnVersion = 7",
     ]
     assert '"tablestream.invocation_id": "run-1"' in opened[2]
-    problem = render("spark__window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", "Reset it.", [])
+    problem = render("window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", "Reset it.", [])
     assert problem.startswith("Stream s: the source app.t was dropped and recreated") and problem.endswith("Reset it.")
 
 
@@ -113,23 +113,21 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
     disable = '{"properties": "{\\"delta.enableRowTracking\\":\\"false\\"}"}'
     feed_off = '{"properties": "{\\"delta.enableChangeDataFeed\\":\\"false\\"}"}'
     late = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", enable), commit(7, "WRITE")]
-    problem = render("spark__window_commits_problem", stream, late, "Reset it.")
+    problem = render("window_commits_problem", stream, late, "Reset it.")
     assert problem.startswith("Stream s: row tracking was enabled on app.t at version 6, after the first version 5")
     assert "run the model once with stream_read: table_changes" in problem and problem.endswith("reset it.")
     off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", disable), commit(7, "WRITE")]
-    assert "row tracking was disabled on app.t at version 6" in render(
-        "spark__window_commits_problem", stream, off, "R."
-    )
+    assert "row tracking was disabled on app.t at version 6" in render("window_commits_problem", stream, off, "R.")
     at_start = [commit(5, "SET TBLPROPERTIES", enable), commit(6, "WRITE"), commit(7, "SET TBLPROPERTIES", feed_off)]
-    assert render("spark__window_commits_problem", stream, at_start, "R.") is None
+    assert render("window_commits_problem", stream, at_start, "R.") is None
     # The same history read through the change feed: only the feed's settings count.
     feed = {**stream, "read": "table_changes"}
-    assert render("spark__window_commits_problem", feed, late, "R.") is None
+    assert render("window_commits_problem", feed, late, "R.") is None
     feed_turned_off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", feed_off), commit(7, "WRITE")]
     assert "change data feed of app.t was not enabled at version 7" in render(
-        "spark__window_commits_problem", feed, feed_turned_off, "R."
+        "window_commits_problem", feed, feed_turned_off, "R."
     )
-    assert render("spark__window_commits_problem", stream, feed_turned_off, "R.") is None
+    assert render("window_commits_problem", stream, feed_turned_off, "R.") is None
 
 
 @pytest.mark.parametrize(
@@ -151,3 +149,67 @@ def test_the_changelog_needs_spark_4_2_and_delta_4_4(spark_version: str, delta_v
         return
     assert problem.startswith("Stream s: stream_read: changes needs Spark >= 4.2 and Delta >= 4.4")
     assert named in problem and "Nothing was written" in problem and "stream_read: table_changes" in problem
+
+
+def test_markers_of_both_shapes_are_read_by_one_reader() -> None:
+    """A target's history holds markers of one stream (the single shape) and of a group (each
+    input's marker under tablestream.inputs); find_marker and own_commit read both through
+    stream_commit_markers, newest commit first, and skip commits without a marker."""
+    import json
+
+    from dbt_tablestream._macros import render
+
+    def marked(version: int, marker: dict | None) -> dict:
+        metadata = json.dumps({f"tablestream.{key}": value for key, value in marker.items()}) if marker else None
+        return {"version": version, "userMetadata": metadata}
+
+    single = {
+        "stream": "m__a",
+        "stream_id": "tablestream/m__a/1",
+        "epoch": 1,
+        "from": 3,
+        "to": 5,
+        "invocation_id": "run-2",
+    }
+    inputs = [
+        {
+            f"tablestream.{key}": value
+            for key, value in {"stream": name, "stream_id": f"tablestream/{name}/0", "epoch": 0, "to": to}.items()
+        }
+        for name, to in (("m__a", 2), ("m__b", 9))
+    ]
+    group = {
+        "stream": "m__a+m__b",
+        "stream_id": "tablestream/m__a+m__b/0+0",
+        "to": 11,
+        "invocation_id": "run-1",
+        "inputs": inputs,
+    }
+    history = [
+        marked(8, None),
+        marked(7, single),
+        marked(6, {"stream": "m__a", **single, "invocation_id": "run-2"}),
+        marked(4, group),
+    ]
+
+    assert render("find_marker", history, "m__a") == {"commit_version": 7, **single}
+    assert render("find_marker", history, "m__b") == {
+        "commit_version": 4,
+        "stream": "m__b",
+        "stream_id": "tablestream/m__b/0",
+        "epoch": 0,
+        "to": 9,
+    }
+    assert render("find_marker", history, "m__a+m__b")["to"] == 11
+    assert render("find_marker", history, "m__c") is None
+    # The oldest commit carrying this run's marker is its own (a compaction after it carries it too).
+    assert render("own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-2") == {
+        "commit_version": 6,
+        "stream_id": "tablestream/m__a/1",
+        "to": 5,
+    }
+    assert (
+        render("own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-3") is None
+    )
+    group_stream = {"stream_id": "tablestream/m__a+m__b/0+0", "through": 11}
+    assert render("own_commit", history, group_stream, invocation_id="run-1")["commit_version"] == 4
