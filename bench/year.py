@@ -2,8 +2,9 @@
 
 One warm local session (bench/run.py's Bench), a `stream_merge` model over a small source:
 
-1. `fresh`: after `warmup` no-op runs (a warm JVM, as the year's runs have), `rounds` no-op runs of the model (nothing new in the source: the run reads the
-   position, finds an empty window and appends its offsets row) on a log of a few rows, and
+1. `fresh`: after `warmup` no-op runs (a warm JVM, as the year's runs have), `rounds` no-op runs
+   of the model (nothing new in the source: the run reads the position, finds an empty window and
+   appends its offsets row) on a log of a few rows, and
    `tablestream status` (delta-rs, a new process);
 2. then `commits` more rows of the stream in the log, one Delta commit each, written fast by
    delta-rs (the stream's latest row again, so its position does not move): a year of runs at
@@ -14,8 +15,11 @@ One warm local session (bench/run.py's Bench), a `stream_merge` model over a sma
    takes over from there;
 4. `year`: `rounds` no-op runs and `tablestream status` again.
 
-The year here is harsher than a real one: its commits land within minutes, so Delta keeps all of
-them (a real log drops commits after 30 days and removed files' tombstones after 7).
+The appended commits land within minutes, so their log files are then dated as a year of runs
+would have left them (`date_as_a_year`), and Delta's own log cleanup, at the next checkpoint a
+run writes, drops those older than 30 days, as it would have all year. The year is still harsher
+than a real one in one way: the compactions' removed files stay in the log's state as tombstones
+(a real log drops them after 7 days, by the time recorded in each remove action).
 
 Reported: the medians, the log's files before and after the package's compaction, and the ratio
 year / fresh (bench/results/year.json).
@@ -42,6 +46,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import RESULTS, Bench, machine, run_process
 
 STREAM = "stream_merge__app_src"
+
+
+def date_as_a_year(delta_log: Path, commits: int) -> int:
+    """Date the log's commit and checkpoint files as a year of runs would have left them: the last
+    `commits` versions spread evenly over the past 365 days, each file at its version's time.
+    Delta's log cleanup goes by these times (MetadataCleanup: files older than
+    delta.logRetentionDuration, 30 days, before the latest checkpoint), so the next checkpoint a
+    run writes removes what a real year's would have. Returns the entries in the folder."""
+    entries = list(delta_log.iterdir())
+    versions = {entry: int(entry.name.split(".")[0]) for entry in entries if entry.name.split(".")[0].isdigit()}
+    latest = max(versions.values())
+    now, spacing = time.time(), 365 * 24 * 3600 / commits
+    for entry, version in versions.items():
+        moment = now - max(latest - version, 0) * spacing
+        os.utime(entry, (moment, moment))
+    return len(entries)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
         append_seconds = time.perf_counter() - begun
+        log_entries_written = date_as_a_year(Path(log_path) / "_delta_log", args.commits)
         appended = DeltaTable(log_path)
         uncompacted, appended_version = len(appended.file_uris()), appended.version()
 
@@ -134,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         year = measure("year")
         log_version = DeltaTable(log_path).version()
+        log_entries_kept = len(list((Path(log_path) / "_delta_log").iterdir()))
+        print(
+            f"_delta_log: {log_entries_written:,} entries after the appends, {log_entries_kept:,} after Delta's cleanup"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result = (
@@ -154,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 },
                 "append_seconds": append_seconds,
                 "log_version": log_version,
+                "delta_log_entries": {"after_appends": log_entries_written, "after_cleanup": log_entries_kept},
                 "seconds": time.perf_counter() - started,
                 "fresh": fresh,
                 "year": year,
