@@ -707,7 +707,7 @@ def plot(table: dict[int, dict[str, dict[str, float | None]]], cold: dict[str, A
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """The README's tables from a results JSON, so the README quotes exactly what was measured."""
+    """bench/README.md's tables from a results JSON, so it quotes exactly what was measured."""
     table = {int(rows): variants for rows, variants in results["medians"].items()}
     variants = list(next(iter(table.values())))
     matrix = results.get("matrix") or {str(results.get("headline_fraction", "")): results["medians"]}
@@ -781,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
         default=list(PATTERNS),
         help="--scale: the change patterns to measure (default both); the results file keeps the others",
     )
-    parser.add_argument("--report", type=Path, help="print the README's tables from this results JSON and stop")
+    parser.add_argument("--report", type=Path, help="print bench/README.md's tables from this results JSON and stop")
     args = parser.parse_args(argv)
     if args.report:
         results = json.loads(args.report.read_text())
