@@ -34,6 +34,7 @@ MACRO_FILES = (
     "delta/source_state.sql",
     "delta/changelog.sql",
     "operations/pending_streams.sql",
+    "materializations/validate.sql",
 )
 
 

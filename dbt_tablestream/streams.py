@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 T = TypeVar("T")
-MODES = ("standard", "append_only")
 
 
 @dataclass(frozen=True)
@@ -107,20 +106,17 @@ class TableStream:
         source: str,
         name: str,
         offsets_schema: str,
-        mode: str = "standard",
-        start_at: str | Mapping[str, int] = "latest",
+        mode: str | None = None,
+        start_at: str | Mapping[str, int] | None = None,
         target: str | None = None,
     ) -> None:
-        if mode not in MODES:
-            raise StreamError(f"Stream {name}: mode must be one of {', '.join(MODES)}; got {mode!r}.")
+        settings = render(
+            "stream_settings_of", {"stream_mode": mode, "start_at": start_at}, f"Stream {name}", "pyspark"
+        )
         parts = source.lower().split(".")
         if len(parts) not in (2, 3) or not all(parts):
             raise StreamError(
                 f"Stream {name}: source must be a qualified `schema.table` or `catalog.schema.table`, got {source!r}."
-            )
-        if not (start_at in ("latest", "earliest") or (isinstance(start_at, Mapping) and "version" in start_at)):
-            raise StreamError(
-                f"Stream {name}: start_at takes 'latest', 'earliest' or {{'version': N}}; got {start_at!r}."
             )
         # Delta's txn settings that mark a write are session-wide: this stream's own session keeps
         # them away from the caller's.
@@ -131,8 +127,8 @@ class TableStream:
         self.relation = ".".join(f"`{part}`" for part in parts)
         self.offsets_schema = offsets_schema.lower()
         self.offsets_relation = f"`{self.offsets_schema}`.`tablestream_offsets`"
-        self.mode = mode
-        self.start_at = start_at
+        self.mode: str = settings["stream_mode"]
+        self.start_at: str | Mapping[str, int] = settings["start_at"]
         self.target = target.lower() if target else None
         self._position()  # creates the stream: its start is logged now, so later changes are pending
 
@@ -350,14 +346,16 @@ def open_stream(
     source: str,
     name: str,
     offsets_schema: str,
-    mode: str = "standard",
-    start_at: str | Mapping[str, int] = "latest",
+    mode: str | None = None,
+    start_at: str | Mapping[str, int] | None = None,
     target: str | None = None,
 ) -> TableStream:
     """Open (creating on first use) the stream ``name`` over the Delta table ``source``.
 
-    ``spark`` is a SparkSession with delta-spark. ``start_at``: 'latest' (changes committed after the
-    stream is created, as a Zettapark stream), 'earliest' or ``{'version': N}`` (changes after N).
+    ``spark`` is a SparkSession with delta-spark. ``mode``: the stream_mode (standard or
+    append_only). ``start_at``: 'latest' (changes committed after the stream is created, as a
+    Zettapark stream), 'earliest' or ``{'version': N}`` (changes after N). Unset, each takes its
+    default from the package's settings (``stream_config_spec``: standard, latest).
     ``target``: the table ``window.append_to`` writes; given, the stream also recovers its position
     from the target's commit marker after a crash between the write and the offset.
     """

@@ -7,14 +7,14 @@
      "Event sources"). With `scd_type: 2` the target keeps every version of each key instead of its
      current row, with dbt snapshot's columns (docs/architecture.md, "History"). --#}
 {% materialization stream_merge, default %}
-  {%- set settings = dbt_tablestream.validate_stream_merge_config() -%}
-  {%- set keys = settings['keys'] -%}
-  {%- set events = settings['events'] -%}
-  {%- set history = settings['history'] -%}
+  {%- set settings = dbt_tablestream.stream_settings() -%}
+  {%- set keys = settings.unique_key -%}
+  {%- set events = settings.events -%}
+  {%- set history = settings.history -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
+  {%- set on_schema_change = settings.on_schema_change -%}
   {%- set sequence = events['sequence'] if events else [] -%}
   {%- set schema = dbt_tablestream.stream_output_schema(stream, compiled_code, keys, sequence, history is not none) -%}
   {%- set columns = schema | map(attribute='name') | list -%}
@@ -40,7 +40,7 @@
   {%- set rows_read = none -%}
   {%- set key_ranges = [] -%}
   {#-- Key-ordered files of bounded size, never compacted: bin-packing would mix key ranges. --#}
-  {%- set layout = {'max_rows_per_file': dbt_tablestream.stream_max_rows_per_file()} -%}
+  {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- if not rebuild and stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
@@ -94,9 +94,9 @@
         {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
-      {%- set update_columns = settings['update_columns'] -%}
+      {%- set update_columns = settings.merge_update_columns -%}
       {%- if update_columns is none -%}
-        {%- set update_columns = data_columns | reject('in', settings['exclude_columns'] or []) | list -%}
+        {%- set update_columns = data_columns | reject('in', settings.merge_exclude_columns or []) | list -%}
       {%- endif -%}
       {%- if history -%}
         {%- set merge_sql = dbt_tablestream.stream_history_merge_sql(target_relation, changes, data_columns, history, keys, key_ranges) -%}

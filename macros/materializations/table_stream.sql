@@ -3,15 +3,15 @@
      the model compiled; the target write is one Delta commit carrying the stream's marker; only
      then is the offsets log appended. An empty window writes nothing to the target and still moves the offset. --#}
 {% materialization table_stream, default %}
-  {%- do dbt_tablestream.validate_stream_config() -%}
+  {%- set settings = dbt_tablestream.stream_settings() -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
-  {%- set keys = dbt_tablestream.stream_unique_key() -%}
+  {%- set keys = settings.unique_key -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
+  {%- set on_schema_change = settings.on_schema_change -%}
   {%- set rows_sql = compiled_code -%}
   {%- set rows_read = none -%}
-  {%- if keys and config.get('net_changes', true) and stream.view is not none -%}
+  {%- if keys and settings.net_changes and stream.view is not none -%}
     {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
     {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys).rows_read -%}
     {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}

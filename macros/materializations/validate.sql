@@ -1,101 +1,240 @@
-{#-- Validation of stream configs. Runs before any SQL; every error lists the accepted values. --#}
+{#-- A stream model's configs: their defaults and accepted values in one table (stream_config_spec),
+     one pure validation that fills every default (stream_settings_of), and the one macro that
+     reads them from the model (stream_settings). Everything else reads the settings it returns.
+     It runs before any SQL, and every error lists the accepted values. --#}
 
-{% macro validate_stream_config() %}
+{#-- Every config a stream model reads, by name: `default`; `accepted`, either the values (each
+     with what it means, or none) or a sentence; `doc`, what it does (docs/configs.md is rendered
+     from this table); `materialized`, the materializations it applies to (both when absent);
+     `pyspark`, what the PySpark API (open_stream) takes instead. --#}
+{% macro stream_config_spec() %}
+  {%- set merge_only = ['stream_merge'] -%}
+  {{ return({
+      'stream_name': {'default': none, 'accepted': 'letters, digits and underscores',
+          'doc': "The stream's name, which keys its offset: two models share an offset only if they name the same stream. Unset, `<model>__<source>_<table>` (`<model>__<model>` for `ref_stream`)."},
+      'stream_mode': {'default': 'standard', 'accepted': {'standard': none, 'append_only': none},
+          'doc': "Which changes the stream sees: every insert, update and delete, or only inserts, as committed even if later updated or deleted."},
+      'start_at': {'default': 'snapshot',
+          'accepted': {'snapshot': none, 'latest': none, 'earliest': none, '{version: N}': none, "{timestamp: 'ISO-8601'}": none, '{stream: <stream name>}': none},
+          'pyspark': {'default': 'latest', 'accepted': {'latest': none, 'earliest': none, '{version: N}': none}},
+          'doc': "Where a new stream (first run, `--full-refresh`, a reset) starts: `snapshot`, the source's current rows as `INSERT`s, then changes; `latest`, changes from now; `earliest`, the whole readable change feed; `{version: N}`, changes after version N; `{timestamp: ...}`, changes after the last version committed at or before it; `{stream: <name>}`, changes after the offset another stream of the same source stands at in this model's offsets log (a second consumer, a blue/green rebuild)."},
+      'stream_read': {'default': 'table_changes',
+          'accepted': {'table_changes': "Delta's change data feed", 'changes': "Spark 4.2's CHANGES clause over Delta's row tracking"},
+          'doc': "How the stream reads its source's changes. The project var `tablestream_stream_read` sets it for every model that sets none. `changes` needs row tracking on the source, Spark >= 4.2 and Delta >= 4.4."},
+      'spark_net_changes': {'default': false, 'accepted': 'true or false',
+          'doc': "With `stream_read: changes` and a `unique_key`: Spark nets each row's changes first (`deduplicationMode = 'netChanges'`); the package's per-key rule still runs."},
+      'max_versions_per_run': {'default': none, 'accepted': 'a whole number of source versions >= 1 (or unset, to read every pending version)',
+          'doc': "A run reads at most this many source versions (whole commits) and logs how far behind it stopped; the next run continues."},
+      'on_stale': {'default': 'fail', 'accepted': {'fail': none, 'resnapshot': none, 'skip_to_latest': none},
+          'doc': "What a run does when the source went stale (its window's log entries or files are gone, as after a `VACUUM`) or was dropped and recreated: `fail` refuses; `resnapshot` rebuilds the target from a snapshot of the latest version, in a new epoch; `skip_to_latest` moves the offset to the latest version in a new epoch and applies nothing, with a warning listing the skipped versions. The offsets row records why in its `note`."},
+      'drop_carryovers': {'default': true, 'accepted': 'true or false',
+          'doc': "Leave out rows a commit rewrote without changing them (equal pre- and post-images of an UPDATE or MERGE, an equal delete and insert in one version)."},
+      'file_format': {'default': none, 'accepted': {'delta': none}, 'doc': "A stream target is a Delta table; leave it unset."},
+      'on_schema_change': {'default': 'ignore', 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none},
+          'doc': "dbt's handling of a change of the model's columns, applied at the window that starts at the source's schema change; a refusal names the change."},
+      'unique_key': {'default': none, 'accepted': 'a column name or a list of column names',
+          'doc': "The key of a target row. Required by `stream_merge`; on a `table_stream`, each run logs the window's net changes per key."},
+      'net_changes': {'default': true, 'accepted': 'true or false',
+          'doc': "A `table_stream` with a `unique_key` logs one net change per key and window; `false` logs every change. `stream_merge` always applies net changes."},
+      'max_rows_per_file': {'default': 250000, 'accepted': "a whole number of rows >= 0 (0 leaves file sizes to Spark's spark.sql.files.maxRecordsPerFile)", 'materialized': merge_only,
+          'doc': "The most rows a file of a `stream_merge` target holds (the first build, a rebuild, each MERGE), so a run copies only the files that hold changed keys."},
+      'delete_mode': {'default': 'hard', 'accepted': {'hard': none, 'soft': none, 'ignore': none}, 'materialized': merge_only,
+          'doc': "What a delete does to the target row: `hard` deletes it, `soft` keeps it with `_deleted = true`, `_deleted_version` and `_deleted_at` (a later re-insert revives it), `ignore` drops deletes."},
+      'merge_update_columns': {'default': none, 'accepted': 'a list of column names', 'materialized': merge_only,
+          'doc': "The only columns an update sets (not with `merge_exclude_columns`)."},
+      'merge_exclude_columns': {'default': none, 'accepted': 'a list of column names', 'materialized': merge_only,
+          'doc': "Columns an update leaves as they are (not with `merge_update_columns`)."},
+      'target_exclude_columns': {'default': [], 'accepted': 'a list of column names', 'materialized': merge_only,
+          'doc': "Model columns left out of the target (not the key)."},
+      'merge_key_ranges': {'default': 32, 'accepted': "a whole number >= 0 (the most key ranges of a window the MERGE names for Delta's file skipping; 0 names none)", 'materialized': merge_only,
+          'doc': "The MERGE names up to this many of the window's key ranges in its ON clause, so Delta reads only the files that hold changed keys."},
+      'sequence_by': {'default': none, 'accepted': 'a column name or a list of column names (compared in order)', 'materialized': merge_only,
+          'doc': "Makes the source a CDC event source: per key the event with the greatest sequence wins, within a window and across runs."},
+      'apply_as_deletes': {'default': none, 'accepted': "a SQL boolean expression over the model's columns, such as op = 'd'", 'materialized': merge_only,
+          'doc': "With `sequence_by`: which events are deletes."},
+      'ignore_null_updates': {'default': false, 'accepted': {true: 'every column', false: none, 'a list of column names': none}, 'materialized': merge_only,
+          'doc': "With `sequence_by`: a NULL in an update keeps the stored value (in every column, or in those listed)."},
+      'tombstone_retention': {'default': '7 days', 'accepted': "a whole number of days, hours or minutes, such as '36 hours'", 'materialized': merge_only,
+          'doc': "With `sequence_by` and `delete_mode: hard`: how long a delete is remembered (in `<target>__tablestream_tombstones`) against late, older events."},
+      'apply_as_truncates': {'default': none, 'accepted': 'not supported (apply a truncate as deletes of its keys with apply_as_deletes)', 'materialized': merge_only,
+          'doc': "Refused: apply a truncate as deletes of its keys, or rebuild with `--full-refresh`."},
+      'scd_type': {'default': 1, 'accepted': {1: "the target holds each key's current row", 2: 'the target keeps every version, with dbt_valid_from and dbt_valid_to'}, 'materialized': merge_only,
+          'doc': "History: with 2 the target keeps every version of each key, with dbt snapshot's columns (`dbt_scd_id`, `dbt_updated_at`, `dbt_valid_from`, `dbt_valid_to`)."},
+      'track_history_columns': {'default': none, 'accepted': 'a non-empty list of column names', 'materialized': merge_only,
+          'doc': "With `scd_type: 2`: the columns whose change opens a new version (unset, every column); the others are updated in place."},
+      'track_history_except_columns': {'default': none, 'accepted': 'a non-empty list of column names', 'materialized': merge_only,
+          'doc': "With `scd_type: 2`: every column but these opens a new version."},
+      'hard_deletes': {'default': 'invalidate',
+          'accepted': {'invalidate': 'a delete closes the current version', 'new_record': 'also a row with dbt_is_deleted = true', 'ignore': 'deletes close nothing'},
+          'materialized': merge_only, 'doc': "With `scd_type: 2`: what a delete does to the key's history, as dbt snapshots' `hard_deletes`."},
+  }) }}
+{% endmacro %}
+
+
+{#-- The accepted values of a config as the messages and docs list them: `a (meaning), b`, the
+     default marked when the values have meanings. --#}
+{% macro stream_config_accepted(entry) %}
+  {%- if entry.accepted is string -%}{{ return(entry.accepted) }}{%- endif -%}
+  {%- set explained = entry.accepted.values() | reject('none') | list | length > 0 -%}
+  {%- set values = [] -%}
+  {%- for value, meaning in entry.accepted.items() -%}
+    {%- set notes = ([meaning] if meaning else []) + (['the default'] if explained and value == entry.default else []) -%}
+    {%- do values.append(((value | string | lower) if value is boolean else value | string) ~ (' (' ~ notes | join(', ') ~ ')' if notes else '')) -%}
+  {%- endfor -%}
+  {{ return(values | join(', ')) }}
+{% endmacro %}
+
+
+{#-- The stream settings of one model: `raw` holds its configs (a missing or none value takes the
+     default); `subject` opens each error ("Model orders"); `materialized` is table_stream,
+     stream_merge, pyspark (open_stream's arguments) or none (a model reading changes()). Pure:
+     it reads nothing but its arguments, so the PySpark API renders it too. Returns every config
+     of the spec with its default filled and its value normalised (`unique_key` and the column
+     lists as lists, `max_rows_per_file` none for 0), and for stream_merge `events`, `history` and
+     `strategy` (net, events or history: the MERGE the materialization runs). --#}
+{% macro stream_settings_of(raw, subject, materialized) %}
+  {%- set settings = {'materialized': materialized, 'configured': []} -%}
+  {%- set accepted = {} -%}
+  {%- set choices = {} -%}
+  {%- for name, listed in dbt_tablestream.stream_config_spec().items()
+        if 'materialized' not in listed or materialized in listed.materialized -%}
+    {%- set entry = listed.pyspark if materialized == 'pyspark' and 'pyspark' in listed else listed -%}
+    {%- set value = raw.get(name) -%}
+    {%- if value is not none -%}{%- do settings.configured.append(name) -%}{%- endif -%}
+    {%- do settings.update({name: value if value is not none else entry.default}) -%}
+    {%- do accepted.update({name: dbt_tablestream.stream_config_accepted(entry)}) -%}
+    {%- if entry.accepted is mapping -%}{%- do choices.update({name: entry.accepted.keys() | list}) -%}{%- endif -%}
+  {%- endfor -%}
+
+  {%- for name in ['stream_mode', 'on_stale', 'on_schema_change'] if name in settings and settings[name] not in choices[name] -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid " ~ name ~ " '" ~ settings[name] ~ "'. Accepted values: " ~ accepted[name]
+        ~ (" (what a run does when the source went stale or was recreated: refuse, rebuild the target from a snapshot, or skip to the latest version)." if name == 'on_stale' else "")) }}
+  {%- endfor -%}
+
+  {%- set start_at = settings.start_at -%}
+  {%- set start_kinds = ['version'] if materialized == 'pyspark' else ['version', 'timestamp', 'stream'] -%}
+  {%- if start_at is mapping -%}
+    {%- if start_at | length != 1 or (start_at.keys() | list)[0] not in start_kinds -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": invalid start_at " ~ start_at ~ ". Accepted values: " ~ accepted.start_at) }}
+    {%- endif -%}
+    {%- if 'version' in start_at and (start_at.version is not number or start_at.version is boolean or start_at.version < 0 or start_at.version != start_at.version | int) -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": start_at version must be a whole number >= 0, got " ~ start_at.version) }}
+    {%- endif -%}
+    {%- if 'timestamp' in start_at and start_at.timestamp is not string -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": start_at timestamp must be an ISO-8601 string in quotes, got " ~ start_at.timestamp) }}
+    {%- endif -%}
+    {%- if 'stream' in start_at and (start_at.stream is not string or not modules.re.fullmatch('[A-Za-z0-9_]+', start_at.stream)) -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": start_at stream must name a stream of the same source (letters, digits and underscores), got " ~ start_at.stream) }}
+    {%- endif -%}
+  {%- elif start_at not in choices.start_at -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid start_at '" ~ start_at ~ "'. Accepted values: " ~ accepted.start_at) }}
+  {%- endif -%}
+  {%- if materialized == 'pyspark' -%}{{ return(settings) }}{%- endif -%}
+
+  {%- if settings.stream_read not in choices.stream_read -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid stream_read '" ~ settings.stream_read ~ "' (the model's config, or the project var tablestream_stream_read). Accepted values: "
+        ~ accepted.stream_read ~ ".") }}
+  {%- endif -%}
+  {%- if materialized not in ['table_stream', 'stream_merge'] -%}{{ return(settings) }}{%- endif -%}
+  {%- for name in ['spark_net_changes', 'drop_carryovers', 'net_changes'] if settings[name] not in [true, false] -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " must be " ~ accepted[name] ~ ", got " ~ settings[name]) }}
+  {%- endfor -%}
+  {%- if settings.spark_net_changes and settings.stream_read != 'changes' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changes (stream_read is '" ~ settings.stream_read ~ "').") }}
+  {%- endif -%}
+  {%- if settings.spark_net_changes and materialized == 'table_stream' and (settings.unique_key is none or not settings.net_changes) -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}
+  {%- endif -%}
+
+  {%- set max_versions = settings.max_versions_per_run -%}
+  {%- if max_versions is not none and (max_versions is not number or max_versions is boolean or max_versions < 1 or max_versions != max_versions | int) -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": max_versions_per_run must be " ~ accepted.max_versions_per_run ~ ", got " ~ max_versions) }}
+  {%- endif -%}
+  {%- set stream_name = settings.stream_name -%}
+  {%- if stream_name is not none and (stream_name is not string or not modules.re.fullmatch('[A-Za-z0-9_]+', stream_name)) -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": stream_name '" ~ stream_name ~ "' must be letters, digits and underscores.") }}
+  {%- endif -%}
+  {%- if settings.file_format is not none and settings.file_format not in choices.file_format -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a stream target is a Delta table, so file_format '" ~ settings.file_format ~ "' cannot be used. Accepted values: " ~ accepted.file_format ~ " (or leave it unset).") }}
+  {%- endif -%}
+  {%- set unique_key = settings.unique_key -%}
+  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
+  {%- if unique_key is not none and (keys is not sequence or keys | length == 0 or keys | reject('string') | list | length > 0) -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": unique_key must be " ~ accepted.unique_key ~ ", got " ~ unique_key) }}
+  {%- endif -%}
+  {%- do settings.update({'unique_key': keys | list}) -%}
+  {%- if materialized == 'stream_merge' -%}
+    {%- do settings.update(dbt_tablestream.stream_merge_settings_of(settings, subject, accepted, choices)) -%}
+  {%- endif -%}
+  {{ return(settings) }}
+{% endmacro %}
+
+
+{#-- The stream_merge part of stream_settings_of: the key, deletes, update columns, and the
+     event (validate_stream_events_config) and history (validate_stream_history_config) configs,
+     from which the strategy is chosen once. --#}
+{% macro stream_merge_settings_of(settings, subject, accepted, choices) %}
+  {%- set keys = settings.unique_key -%}
+  {%- if not keys -%}
+    {{ exceptions.raise_compiler_error(subject ~ " is a stream_merge model and needs unique_key: the column (or list of columns) that identifies a target row.") }}
+  {%- endif -%}
+  {%- if settings.delete_mode not in choices.delete_mode -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ settings.delete_mode ~ "'. Accepted values: " ~ accepted.delete_mode) }}
+  {%- endif -%}
+  {%- set update_columns = settings.merge_update_columns -%}
+  {%- set exclude_columns = settings.merge_exclude_columns -%}
+  {%- if update_columns is not none and exclude_columns is not none -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": set merge_update_columns or merge_exclude_columns, not both.") }}
+  {%- endif -%}
+  {%- for option in [update_columns, exclude_columns] if option is not none and (option is string or option is not sequence) -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": merge_update_columns and merge_exclude_columns take " ~ accepted.merge_update_columns ~ ", got " ~ option) }}
+  {%- endfor -%}
+  {%- if not settings.net_changes -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": stream_merge always applies net changes (at most one change meets each target row); remove net_changes: false.") }}
+  {%- endif -%}
+  {%- set target_exclude = settings.target_exclude_columns -%}
+  {%- if target_exclude is string or target_exclude is not sequence or target_exclude | reject('string') | list -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": target_exclude_columns takes " ~ accepted.target_exclude_columns ~ ", got " ~ target_exclude) }}
+  {%- endif -%}
+  {%- set excluded_keys = keys | select('in', target_exclude) | list -%}
+  {%- if excluded_keys -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
+  {%- endif -%}
+  {%- set key_ranges = settings.merge_key_ranges -%}
+  {%- if key_ranges is not number or key_ranges is boolean or key_ranges < 0 or key_ranges != key_ranges | int -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": merge_key_ranges must be " ~ accepted.merge_key_ranges ~ ", got " ~ key_ranges) }}
+  {%- endif -%}
+  {%- set bound = settings.max_rows_per_file -%}
+  {%- if bound is not number or bound is boolean or bound < 0 or bound != bound | int -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": max_rows_per_file must be " ~ accepted.max_rows_per_file ~ ", got " ~ bound) }}
+  {%- endif -%}
+  {%- set events = dbt_tablestream.validate_stream_events_config(settings, subject, accepted) -%}
+  {%- set history = dbt_tablestream.validate_stream_history_config(settings, subject, accepted, choices, events) -%}
+  {{ return({'target_exclude_columns': target_exclude | list, 'merge_key_ranges': key_ranges | int, 'max_rows_per_file': bound | int if bound > 0 else none,
+             'events': events, 'history': history,
+             'strategy': 'history' if history is not none else 'events' if events is not none else 'net'}) }}
+{% endmacro %}
+
+
+{#-- The settings of the stream model being compiled or run, validated by stream_settings_of,
+     after the checks that need the connection (the engine, and dbt-spark's shared session). --#}
+{% macro stream_settings() %}
   {%- set model_name = model.name if model is defined else this.identifier -%}
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream.validate_stream_session(model_name) -%}
-  {%- set mode = config.get('stream_mode', 'standard') -%}
-  {%- set accepted_modes = ['standard', 'append_only'] -%}
-  {%- if mode not in accepted_modes -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid stream_mode '" ~ mode ~ "'. Accepted values: " ~ accepted_modes | join(', ')) }}
-  {%- endif -%}
-
-  {%- set start_at = config.get('start_at', 'snapshot') -%}
-  {%- set accepted_start = "snapshot, latest, earliest, {version: N}, {timestamp: 'ISO-8601'}, {stream: <stream name>}" -%}
-  {%- if start_at is mapping -%}
-    {%- if start_at | length != 1 or (start_at.keys() | list)[0] not in ['version', 'timestamp', 'stream'] -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid start_at " ~ start_at ~ ". Accepted values: " ~ accepted_start) }}
-    {%- endif -%}
-    {%- if 'version' in start_at and (start_at.version is not number or start_at.version < 0 or start_at.version != start_at.version | int) -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": start_at version must be a whole number >= 0, got " ~ start_at.version) }}
-    {%- endif -%}
-    {%- if 'timestamp' in start_at and start_at.timestamp is not string -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": start_at timestamp must be an ISO-8601 string in quotes, got " ~ start_at.timestamp) }}
-    {%- endif -%}
-    {%- if 'stream' in start_at and (start_at.stream is not string or not modules.re.fullmatch('[A-Za-z0-9_]+', start_at.stream)) -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": start_at stream must name a stream of the same source (letters, digits and underscores), got " ~ start_at.stream) }}
-    {%- endif -%}
-  {%- elif start_at not in ['snapshot', 'latest', 'earliest'] -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid start_at '" ~ start_at ~ "'. Accepted values: " ~ accepted_start) }}
-  {%- endif -%}
-
-  {%- set read = dbt_tablestream.stream_read_mode() -%}
-  {%- set accepted_reads = ['table_changes', 'changes'] -%}
-  {%- if read not in accepted_reads -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid stream_read '" ~ read ~ "' (the model's config, or the project var tablestream_stream_read). Accepted values: "
-        ~ "table_changes (Delta's change data feed, the default), changes (Spark 4.2's CHANGES clause over Delta's row tracking).") }}
-  {%- endif -%}
-  {%- set spark_net_changes = config.get('spark_net_changes', false) -%}
-  {%- if spark_net_changes not in [true, false] -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes must be true or false, got " ~ spark_net_changes) }}
-  {%- endif -%}
-  {%- if spark_net_changes and read != 'changes' -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changes (stream_read is '" ~ read ~ "').") }}
-  {%- endif -%}
-  {%- if spark_net_changes and config.get('materialized') == 'table_stream' and (config.get('unique_key', none) is none or not config.get('net_changes', true)) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}
-  {%- endif -%}
-
-  {%- set max_versions = config.get('max_versions_per_run', none) -%}
-  {%- if max_versions is not none and (max_versions is not number or max_versions is boolean or max_versions < 1 or max_versions != max_versions | int) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": max_versions_per_run must be a whole number of source versions >= 1 (or unset, to read every pending version), got " ~ max_versions) }}
-  {%- endif -%}
-  {%- set on_stale = config.get('on_stale', 'fail') -%}
-  {%- set accepted_stale = ['fail', 'resnapshot', 'skip_to_latest'] -%}
-  {%- if on_stale not in accepted_stale -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_stale '" ~ on_stale ~ "'. Accepted values: " ~ accepted_stale | join(', ')
-        ~ " (what a run does when the source went stale or was recreated: refuse, rebuild the target from a snapshot, or skip to the latest version).") }}
-  {%- endif -%}
-  {%- set drop_carryovers = config.get('drop_carryovers', true) -%}
-  {%- if drop_carryovers not in [true, false] -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": drop_carryovers must be true or false, got " ~ drop_carryovers) }}
-  {%- endif -%}
-
-  {%- set stream_name = config.get('stream_name', none) -%}
-  {%- if stream_name is not none and (stream_name is not string or not modules.re.fullmatch('[A-Za-z0-9_]+', stream_name)) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": stream_name '" ~ stream_name ~ "' must be letters, digits and underscores.") }}
-  {%- endif -%}
-
-  {%- set file_format = config.get('file_format', none) -%}
-  {%- if file_format is not none and file_format != 'delta' -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": a stream target is a Delta table, so file_format '" ~ file_format ~ "' cannot be used. Accepted values: delta (or leave it unset).") }}
-  {%- endif -%}
-
-  {%- set on_schema_change = config.get('on_schema_change', 'ignore') -%}
-  {%- set accepted_changes = ['ignore', 'fail', 'append_new_columns', 'sync_all_columns'] -%}
-  {%- if on_schema_change not in accepted_changes -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model_name ~ ": invalid on_schema_change '" ~ on_schema_change ~ "'. Accepted values: " ~ accepted_changes | join(', ')) }}
-  {%- endif -%}
-  {%- do dbt_tablestream.stream_max_rows_per_file() -%}
+  {{ return(dbt_tablestream.stream_settings_of(dbt_tablestream.stream_configs(), 'Model ' ~ model_name, config.get('materialized', none))) }}
 {% endmacro %}
 
 
-{#-- The most rows a file of the target's writes holds (`max_rows_per_file`; default 250,000,
-     bench/run.py --scale), or none when set to 0 (Spark's own setting then applies). --#}
-{% macro stream_max_rows_per_file() %}
-  {%- set bound = config.get('max_rows_per_file', 250000) -%}
-  {%- if bound is not number or bound is boolean or bound < 0 or bound != bound | int -%}
-    {{ exceptions.raise_compiler_error("Model " ~ (model.name if model is defined else this.identifier) ~ ": max_rows_per_file must be a whole number of rows >= 0 "
-        ~ "(0 leaves file sizes to Spark's spark.sql.files.maxRecordsPerFile), got " ~ bound) }}
-  {%- endif -%}
-  {{ return(bound | int if bound > 0 else none) }}
-{% endmacro %}
-
-
-{#-- How the stream reads its source's changes: the model's `stream_read`, else the project var
-     `tablestream_stream_read`, else Delta's change data feed. --#}
-{% macro stream_read_mode() %}
-  {{ return(config.get('stream_read', none) or var('tablestream_stream_read', 'table_changes')) }}
+{#-- The current model's stream configs as it sets them (none when unset): its config, and for
+     stream_read the project var tablestream_stream_read when the model sets none. --#}
+{% macro stream_configs() %}
+  {%- set raw = {} -%}
+  {%- for name in dbt_tablestream.stream_config_spec() -%}
+    {%- do raw.update({name: config.get(name, none)}) -%}
+  {%- endfor -%}
+  {%- do raw.update({'stream_read': raw.stream_read or var('tablestream_stream_read', none)}) -%}
+  {{ return(raw) }}
 {% endmacro %}
 
 
@@ -113,113 +252,50 @@
 {% endmacro %}
 
 
-{#-- `unique_key` as a list of column names ([] when unset). --#}
-{% macro stream_unique_key() %}
-  {%- set unique_key = config.get('unique_key', none) -%}
-  {%- if unique_key is none -%}{{ return([]) }}{%- endif -%}
-  {%- set keys = [unique_key] if unique_key is string else unique_key -%}
-  {%- if keys is not sequence or keys | length == 0 or keys | reject('string') | list | length > 0 -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": unique_key must be a column name or a list of column names, got " ~ unique_key) }}
-  {%- endif -%}
-  {{ return(keys | list) }}
-{% endmacro %}
-
-
-{#-- The stream_merge configs, validated; returns them normalised. --#}
-{% macro validate_stream_merge_config() %}
-  {%- do dbt_tablestream.validate_stream_config() -%}
-  {%- set keys = dbt_tablestream.stream_unique_key() -%}
-  {%- if not keys -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " is a stream_merge model and needs unique_key: the column (or list of columns) that identifies a target row.") }}
-  {%- endif -%}
-  {%- set delete_mode = config.get('delete_mode', 'hard') -%}
-  {%- set accepted_delete = ['hard', 'soft', 'ignore'] -%}
-  {%- if delete_mode not in accepted_delete -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid delete_mode '" ~ delete_mode ~ "'. Accepted values: " ~ accepted_delete | join(', ')) }}
-  {%- endif -%}
-  {%- set update_columns = config.get('merge_update_columns', none) -%}
-  {%- set exclude_columns = config.get('merge_exclude_columns', none) -%}
-  {%- if update_columns is not none and exclude_columns is not none -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": set merge_update_columns or merge_exclude_columns, not both.") }}
-  {%- endif -%}
-  {%- for option in [update_columns, exclude_columns] if option is not none and (option is string or option is not sequence) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": merge_update_columns and merge_exclude_columns take a list of column names, got " ~ option) }}
-  {%- endfor -%}
-  {%- if not config.get('net_changes', true) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": stream_merge always applies net changes (at most one change meets each target row); remove net_changes: false.") }}
-  {%- endif -%}
-  {%- set target_exclude = config.get('target_exclude_columns', []) -%}
-  {%- if target_exclude is string or target_exclude is not sequence or target_exclude | reject('string') | list -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns takes a list of column names, got " ~ target_exclude) }}
-  {%- endif -%}
-  {%- set excluded_keys = keys | select('in', target_exclude) | list -%}
-  {%- if excluded_keys -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
-  {%- endif -%}
-  {%- set key_ranges = config.get('merge_key_ranges', 32) -%}
-  {%- if key_ranges is not number or key_ranges is boolean or key_ranges < 0 or key_ranges != key_ranges | int -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": merge_key_ranges must be a whole number >= 0 (the most key ranges of a window "
-        ~ "the MERGE names for Delta's file skipping; 0 names none), got " ~ key_ranges) }}
-  {%- endif -%}
-  {%- set events = dbt_tablestream.validate_stream_events_config(keys, target_exclude, delete_mode) -%}
-  {{ return({'keys': keys, 'delete_mode': delete_mode, 'update_columns': update_columns, 'exclude_columns': exclude_columns,
-             'target_exclude_columns': target_exclude | list, 'events': events, 'merge_key_ranges': key_ranges | int,
-             'history': dbt_tablestream.validate_stream_history_config(delete_mode, update_columns, exclude_columns, events)}) }}
-{% endmacro %}
-
-
 {#-- The configs of an SCD type 2 target (`scd_type: 2`; docs/architecture.md, "History"):
      `track_history_columns` or `track_history_except_columns`, and `hard_deletes`. Returns none
      for scd_type 1, otherwise {hard_deletes, track, track_except}. --#}
-{% macro validate_stream_history_config(delete_mode, update_columns, exclude_columns, events) %}
-  {%- set scd_type = config.get('scd_type', 1) -%}
-  {%- set track = config.get('track_history_columns', none) -%}
-  {%- set track_except = config.get('track_history_except_columns', none) -%}
-  {%- set hard_deletes = config.get('hard_deletes', none) -%}
-  {%- if scd_type | string not in ['1', '2'] -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid scd_type '" ~ scd_type ~ "'. Accepted values: 1 (the default: the target holds each key's current row), 2 (the target keeps every version, with dbt_valid_from and dbt_valid_to).") }}
+{% macro validate_stream_history_config(settings, subject, accepted, choices, events) %}
+  {%- set track = settings.track_history_columns -%}
+  {%- set track_except = settings.track_history_except_columns -%}
+  {%- if settings.scd_type | string not in choices.scd_type | map('string') | list -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid scd_type '" ~ settings.scd_type ~ "'. Accepted values: " ~ accepted.scd_type ~ ".") }}
   {%- endif -%}
-  {%- if scd_type | string == '1' -%}
-    {%- set history_only = [] -%}
-    {%- for name, value in [['track_history_columns', track], ['track_history_except_columns', track_except], ['hard_deletes', hard_deletes]] if value is not none -%}
-      {%- do history_only.append(name) -%}
-    {%- endfor -%}
+  {%- if settings.scd_type | string == '1' -%}
+    {%- set history_only = ['track_history_columns', 'track_history_except_columns', 'hard_deletes'] | select('in', settings.configured) | list -%}
     {%- if history_only -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": " ~ history_only | join(', ') ~ " shape the history of an SCD type 2 target, so "
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ history_only | join(', ') ~ " shape the history of an SCD type 2 target, so "
           ~ ("it needs" if history_only | length == 1 else "they need") ~ " scd_type: 2.") }}
     {%- endif -%}
     {{ return(none) }}
   {%- endif -%}
   {%- if track is not none and track_except is not none -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": set track_history_columns or track_history_except_columns, not both.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": set track_history_columns or track_history_except_columns, not both.") }}
   {%- endif -%}
   {%- for name, option in [['track_history_columns', track], ['track_history_except_columns', track_except]]
         if option is not none and (option is string or option is not sequence or option | reject('string') | list or not option) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": " ~ name ~ " takes a non-empty list of column names, got " ~ option) }}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " takes " ~ accepted[name] ~ ", got " ~ option) }}
   {%- endfor -%}
-  {%- set hard_deletes = hard_deletes or 'invalidate' -%}
-  {%- set accepted_deletes = ['invalidate', 'new_record', 'ignore'] -%}
-  {%- if hard_deletes not in accepted_deletes -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid hard_deletes '" ~ hard_deletes ~ "'. Accepted values: invalidate (the default: a delete closes the current version), "
-        ~ "new_record (also a row with dbt_is_deleted = true), ignore (deletes close nothing).") }}
+  {%- if settings.hard_deletes not in choices.hard_deletes -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid hard_deletes '" ~ settings.hard_deletes ~ "'. Accepted values: " ~ accepted.hard_deletes ~ ".") }}
   {%- endif -%}
-  {%- if delete_mode != 'hard' -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": delete_mode '" ~ delete_mode ~ "' shapes an SCD type 1 target; with scd_type: 2 a delete closes the key's version. "
-        ~ "Use hard_deletes (invalidate, new_record or ignore) instead.") }}
+  {%- if settings.delete_mode != 'hard' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": delete_mode '" ~ settings.delete_mode ~ "' shapes an SCD type 1 target; with scd_type: 2 a delete closes the key's version. "
+        ~ "Use hard_deletes (" ~ accepted.hard_deletes ~ ") instead.") }}
   {%- endif -%}
-  {%- if update_columns is not none or exclude_columns is not none -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": merge_update_columns and merge_exclude_columns shape an SCD type 1 update; with scd_type: 2 "
+  {%- if settings.merge_update_columns is not none or settings.merge_exclude_columns is not none -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": merge_update_columns and merge_exclude_columns shape an SCD type 1 update; with scd_type: 2 "
         ~ "use track_history_columns or track_history_except_columns (the other columns are updated in place).") }}
   {%- endif -%}
   {%- if events and events['ignore_null'] -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": ignore_null_updates is not supported with scd_type: 2 (README, section 'History'); "
+    {{ exceptions.raise_compiler_error(subject ~ ": ignore_null_updates is not supported with scd_type: 2 (README, section 'History'); "
         ~ "coalesce the columns in the model instead.") }}
   {%- endif -%}
   {%- if events and events['sequence'] | length > 1 -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": with scd_type: 2, dbt_valid_from and dbt_valid_to take the sequence_by value, so sequence_by must be one column, got "
+    {{ exceptions.raise_compiler_error(subject ~ ": with scd_type: 2, dbt_valid_from and dbt_valid_to take the sequence_by value, so sequence_by must be one column, got "
         ~ events['sequence'] | join(', ') ~ ". Combine them in the model into one comparable column.") }}
   {%- endif -%}
-  {{ return({'hard_deletes': hard_deletes, 'track': track, 'track_except': track_except}) }}
+  {{ return({'hard_deletes': settings.hard_deletes, 'track': track, 'track_except': track_except}) }}
 {% endmacro %}
 
 
@@ -248,62 +324,62 @@
 {#-- The configs of a CDC event source (docs/architecture.md, "Event sources"): `sequence_by`,
      `apply_as_deletes`, `ignore_null_updates`, `tombstone_retention`. Returns none without
      `sequence_by`, otherwise {sequence, deletes, ignore_null, tombstone_retention}. --#}
-{% macro validate_stream_events_config(keys, target_exclude, delete_mode='hard') %}
-  {%- set sequence_by = config.get('sequence_by', none) -%}
-  {%- set deletes = config.get('apply_as_deletes', none) -%}
-  {%- set ignore_null = config.get('ignore_null_updates', false) -%}
-  {%- set retention = config.get('tombstone_retention', none) -%}
-  {%- if config.get('apply_as_truncates', none) is not none -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": apply_as_truncates is not supported (README, section 'CDC event sources'). "
+{% macro validate_stream_events_config(settings, subject, accepted) %}
+  {%- set keys = settings.unique_key -%}
+  {%- set sequence_by = settings.sequence_by -%}
+  {%- set deletes = settings.apply_as_deletes -%}
+  {%- set ignore_null = settings.ignore_null_updates -%}
+  {%- if 'apply_as_truncates' in settings.configured -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": apply_as_truncates is not supported (README, section 'CDC event sources'). "
         ~ "Apply a truncate as deletes of its keys with apply_as_deletes, or rebuild the target with --full-refresh.") }}
   {%- endif -%}
   {%- if sequence_by is none -%}
     {%- set needing = [] -%}
-    {%- if deletes is not none -%}{%- do needing.append('apply_as_deletes') -%}{%- endif -%}
-    {%- if ignore_null not in [false, none] -%}{%- do needing.append('ignore_null_updates') -%}{%- endif -%}
-    {%- if retention is not none -%}{%- do needing.append('tombstone_retention') -%}{%- endif -%}
+    {%- for name in ['apply_as_deletes', 'ignore_null_updates', 'tombstone_retention'] if name in settings.configured and settings[name] != false -%}
+      {%- do needing.append(name) -%}
+    {%- endfor -%}
     {%- if needing -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": " ~ needing | join(', ') ~ " order events by their sequence, so "
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ needing | join(', ') ~ " order events by their sequence, so "
           ~ ("it needs" if needing | length == 1 else "they need") ~ " sequence_by: the column (or list of columns) whose greatest value per key wins.") }}
     {%- endif -%}
     {{ return(none) }}
   {%- endif -%}
   {%- set sequence = [sequence_by] if sequence_by is string else sequence_by -%}
   {%- if sequence is string or sequence is not sequence or sequence | length == 0 or sequence | reject('string') | list -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by must be a column name or a list of column names (compared in order), got " ~ sequence_by) }}
+    {{ exceptions.raise_compiler_error(subject ~ ": sequence_by must be " ~ accepted.sequence_by ~ ", got " ~ sequence_by) }}
   {%- endif -%}
   {%- set keyed = sequence | select('in', keys) | list -%}
   {%- if keyed -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by lists the unique_key column(s) " ~ keyed | join(', ') ~ "; the sequence orders the events of one key, so it must be other columns.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": sequence_by lists the unique_key column(s) " ~ keyed | join(', ') ~ "; the sequence orders the events of one key, so it must be other columns.") }}
   {%- endif -%}
   {%- set stream_columns = sequence | select('in', ['__change_type', '__commit_version', '__commit_timestamp']) | list -%}
   {%- if stream_columns -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": sequence_by lists the stream column(s) " ~ stream_columns | join(', ')
+    {{ exceptions.raise_compiler_error(subject ~ ": sequence_by lists the stream column(s) " ~ stream_columns | join(', ')
         ~ ", which the target does not keep. Select it as a column of your own (such as __commit_version as commit_seq) and name that.") }}
   {%- endif -%}
-  {%- set hidden = sequence | select('in', target_exclude) | list -%}
-  {%- if hidden and config.get('scd_type', 1) | string != '2' -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": target_exclude_columns lists the sequence_by column(s) " ~ hidden | join(', ')
+  {%- set hidden = sequence | select('in', settings.target_exclude_columns) | list -%}
+  {%- if hidden and settings.scd_type | string != '2' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": target_exclude_columns lists the sequence_by column(s) " ~ hidden | join(', ')
         ~ ". The target keeps each row's sequence, which is how a late event is recognised as older (README, section 'CDC event sources'); exclude the event's other columns, such as its operation.") }}
   {%- endif -%}
   {%- if deletes is not none and (deletes is not string or not deletes | trim) -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": apply_as_deletes must be a SQL boolean expression over the model's columns, such as op = 'd', got " ~ deletes) }}
+    {{ exceptions.raise_compiler_error(subject ~ ": apply_as_deletes must be " ~ accepted.apply_as_deletes ~ ", got " ~ deletes) }}
   {%- endif -%}
   {%- if ignore_null is sequence and ignore_null is not string -%}
     {%- if not ignore_null or ignore_null | reject('string') | list -%}
-      {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": ignore_null_updates takes true, false or a non-empty list of column names, got " ~ ignore_null) }}
+      {{ exceptions.raise_compiler_error(subject ~ ": ignore_null_updates takes true, false or a non-empty list of column names, got " ~ ignore_null) }}
     {%- endif -%}
     {%- set ignore_null = ignore_null | list -%}
   {%- elif ignore_null in [true, false, none] -%}
     {%- set ignore_null = ignore_null or false -%}
   {%- else -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid ignore_null_updates " ~ ignore_null ~ ". Accepted values: true (every column), false (the default), a list of column names.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid ignore_null_updates '" ~ ignore_null ~ "'. Accepted values: " ~ accepted.ignore_null_updates ~ ".") }}
   {%- endif -%}
-  {%- set retention = retention or '7 days' -%}
+  {%- set retention = settings.tombstone_retention -%}
   {%- set parsed = modules.re.fullmatch('\\s*(\\d+)\\s+(day|days|hour|hours|minute|minutes)\\s*', retention | string) -%}
   {%- if not parsed -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ ": invalid tombstone_retention '" ~ retention ~ "'. Accepted values: a whole number of days, hours or minutes, such as '7 days' (the default) or '36 hours'.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid tombstone_retention '" ~ retention ~ "'. Accepted values: " ~ accepted.tombstone_retention ~ "; the default is '" ~ dbt_tablestream.stream_config_spec().tombstone_retention.default ~ "'.") }}
   {%- endif -%}
-  {{ return({'sequence': sequence | list, 'deletes': deletes, 'ignore_null': ignore_null, 'ignore_deletes': delete_mode == 'ignore',
+  {{ return({'sequence': sequence | list, 'deletes': deletes, 'ignore_null': ignore_null, 'ignore_deletes': settings.delete_mode == 'ignore',
              'tombstone_retention': parsed.group(1) ~ ' ' ~ parsed.group(2)}) }}
 {% endmacro %}

@@ -21,7 +21,7 @@
       {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set read = dbt_tablestream.stream_read_mode() -%}
+  {%- set read = dbt_tablestream.stream_settings_of({'stream_read': dbt_tablestream.stream_configs().stream_read}, 'dbt_tablestream.' ~ query, none).stream_read -%}
   {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
   {%- if not state.tracked -%}

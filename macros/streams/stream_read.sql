@@ -20,13 +20,12 @@
      log and the target's own marker (docs/architecture.md, "One stream run, traced", step 1); `to`
      is the source's latest version. --#}
 {% macro resolve_stream(relation, default_suffix) %}
-  {%- do dbt_tablestream.validate_stream_config() -%}
-  {%- set stream_name = config.get('stream_name', none) or (this.identifier ~ '__' ~ default_suffix) -%}
-  {%- set mode = config.get('stream_mode', 'standard') -%}
-  {%- set start_at = config.get('start_at', 'snapshot') -%}
+  {%- set settings = dbt_tablestream.stream_settings() -%}
+  {%- set stream_name = settings.stream_name or (this.identifier ~ '__' ~ default_suffix) -%}
+  {%- set start_at = settings.start_at -%}
   {%- set at_timestamp = start_at.timestamp if start_at is mapping and 'timestamp' in start_at else none -%}
 
-  {%- set read = dbt_tablestream.stream_read_mode() -%}
+  {%- set read = settings.stream_read -%}
   {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
@@ -81,7 +80,7 @@
   {%- set snapshot = restart and start_at == 'snapshot' -%}
   {#-- A bounded run reads whole commits up to `max_versions_per_run` past the offset; the next run
        continues from there. A snapshot reads one version, so it has nothing to bound. --#}
-  {%- set max_versions = config.get('max_versions_per_run', none) -%}
+  {%- set max_versions = settings.max_versions_per_run -%}
   {%- set through = state.latest_version -%}
   {%- if max_versions is not none and not snapshot and after < through -%}
     {%- set through = [through, after + (max_versions | int)] | min -%}
@@ -92,14 +91,14 @@
       'epoch': epoch,
       'source': dbt_tablestream.stream_source_name(relation),
       'source_table_id': state.table_id,
-      'mode': mode,
+      'mode': settings.stream_mode,
       'read': read,
-      'spark_net_changes': config.get('spark_net_changes', false),
+      'spark_net_changes': settings.spark_net_changes,
       'after': after,
       'through': through,
       'latest': state.latest_version,
       'max_versions': max_versions,
-      'drop_carryovers': config.get('drop_carryovers', true),
+      'drop_carryovers': settings.drop_carryovers,
       'restart': restart,
       'snapshot': snapshot,
       'timestamp': state.latest_timestamp,
@@ -132,7 +131,7 @@
     {%- endfor -%}
     {#-- With on_stale other than fail, a stale or recreated source is recovered from, not refused
          (recover_stale_stream); any other problem is refused. --#}
-    {%- set on_stale = config.get('on_stale', 'fail') -%}
+    {%- set on_stale = settings.on_stale -%}
     {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id, window_rows) -%}
     {%- set recovered = problem is not none and on_stale != 'fail' and not restart
                         and (recreated or problem.startswith('Stream ' ~ stream_name ~ ' is stale')) -%}

@@ -121,7 +121,7 @@ def test_event_refusals_name_the_stream_and_write_nothing(tmp_path: Path) -> Non
         "nothing was written",
     )
     bench.refused("misspelt", "Stream misspelt__app_events", "apply_as_deletes names opp", "Nothing was written")
-    bench.refused("bad_nulls", "invalid ignore_null_updates yes", "Accepted values: true")
+    bench.refused("bad_nulls", "invalid ignore_null_updates 'yes'", "Accepted values: true")
     bench.refused("bad_retention", "invalid tombstone_retention 'a week'", "Accepted values")
     bench.refused("no_sequence", "apply_as_deletes order events by their sequence", "sequence_by")
     bench.refused("stream_seq", "sequence_by lists the stream column(s) __commit_version", "as commit_seq")

@@ -149,11 +149,15 @@ def test_bad_stream_arguments_and_a_stale_source_are_refused(tmp_path: Path) -> 
     bench.create_source([(1, "a", 1)])
     register_tables(bench.warehouse)
     common: dict[str, Any] = {"spark": shared_spark(), "offsets_schema": "analytics"}
-    with pytest.raises(StreamError, match="mode must be one of standard, append_only"):
+    with pytest.raises(
+        StreamError, match=r"Stream s: invalid stream_mode 'upsert'\. Accepted values: standard, append_only"
+    ):
         open_stream(source="app.t", name="s", mode="upsert", **common)
     with pytest.raises(StreamError, match=r"qualified `schema\.table`"):
         open_stream(source="t", name="s", **common)
-    with pytest.raises(StreamError, match="start_at takes 'latest', 'earliest'"):
+    with pytest.raises(
+        StreamError, match=r"Stream s: invalid start_at 'snapshot'\. Accepted values: latest, earliest, \{version: N\}"
+    ):
         open_stream(source="app.t", name="s", start_at="snapshot", **common)
     with pytest.raises(StreamError, match=r"the source app\.missing does not exist"):
         open_stream(source="app.missing", name="s", **common)

@@ -147,6 +147,7 @@ class ModelRender:
         self.source_columns = [column_class(column.name, column.data_type) for column in source.columns.values()]
         self.output_columns = list(node.columns)
         self.config = node.config
+        self.settings: dict[str, Any] = self.package["stream_settings"]()
 
     def call(self, macro: str, *args: Any) -> Any:
         return self.package[macro](*args)
@@ -165,7 +166,7 @@ class ModelRender:
 
         first = scenario == "first_run"
         stream = self.stream(first)
-        start_at = self.config.get("start_at", "snapshot")
+        start_at = self.settings["start_at"]
         if stream["read"] == "changes":
             yield statement("changelog_session", "select version()")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled")
@@ -205,9 +206,7 @@ class ModelRender:
             yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
         # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
         # (stream_compaction_due: the rendered stream has no logged runs).
-        layout = (
-            {"max_rows_per_file": self.package["stream_max_rows_per_file"]()} if materialized == "stream_merge" else {}
-        )
+        layout = {"max_rows_per_file": self.settings["max_rows_per_file"]} if materialized == "stream_merge" else {}
         for sql in self.call("stream_commit_open_sql", stream, layout):
             yield statement("commit_open", sql)
         yield steps[-1]
@@ -225,8 +224,8 @@ class ModelRender:
 
     def stream(self, first: bool) -> dict[str, Any]:
         """The stream as resolve_stream pins it, for the first run or a later one."""
-        start_at = self.config.get("start_at", "snapshot")
-        name = self.config.get("stream_name") or f"{self.node.name}__app_{self.source.identifier}"
+        start_at = self.settings["start_at"]
+        name = self.settings["stream_name"] or f"{self.node.name}__app_{self.source.identifier}"
         after = NEXT_RUN_AFTER
         snapshot = False
         if first:
@@ -239,7 +238,7 @@ class ModelRender:
                 after = int(start_at["version"])
             else:
                 after = VERSION_AT_TIMESTAMP
-        max_versions = self.config.get("max_versions_per_run")
+        max_versions = self.settings["max_versions_per_run"]
         through = LATEST_VERSION
         if max_versions is not None and not snapshot and after < through:
             through = min(through, after + int(max_versions))
@@ -249,14 +248,14 @@ class ModelRender:
             "epoch": 0,
             "source": f"{self.source.schema}.{self.source.identifier}",
             "source_table_id": SOURCE_TABLE_ID,
-            "mode": self.config.get("stream_mode", "standard"),
-            "read": self.config.get("stream_read", "table_changes"),
-            "spark_net_changes": self.config.get("spark_net_changes", False),
+            "mode": self.settings["stream_mode"],
+            "read": self.settings["stream_read"],
+            "spark_net_changes": self.settings["spark_net_changes"],
             "after": after,
             "through": through,
             "latest": LATEST_VERSION,
             "max_versions": max_versions,
-            "drop_carryovers": self.config.get("drop_carryovers", True),
+            "drop_carryovers": self.settings["drop_carryovers"],
             "restart": first,
             "snapshot": snapshot,
             "timestamp": LATEST_TIMESTAMP,
@@ -278,16 +277,13 @@ class ModelRender:
         return str(get_rendered(self.node.raw_code, context, self.node))
 
     def unique_key(self) -> list[str]:
-        key = self.config.get("unique_key")
-        if key is None:
-            return []
-        return [key] if isinstance(key, str) else list(key)
+        return list(self.settings["unique_key"])
 
     def table_stream_write(
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
     ) -> Iterator[Statement]:
         rows_sql = compiled
-        if keys and self.config.get("net_changes", True) and stream["view"] is not None:
+        if keys and self.settings["net_changes"] and stream["view"] is not None:
             yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys))
             rows_sql = self.call("net_changes_sql", compiled, keys, self.output_columns)
         if first:
@@ -330,7 +326,7 @@ class ModelRender:
     def stream_merge_write(
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
     ) -> Iterator[Statement]:
-        settings = self.package["validate_stream_merge_config"]()
+        settings = self.settings
         events = settings["events"]
         sequence = list(events["sequence"]) if events else []
         excluded = [*STREAM_COLUMNS, *settings["target_exclude_columns"]]
@@ -371,9 +367,9 @@ class ModelRender:
             build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft, keys, deleted_columns)
             yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
             return
-        update_columns = settings["update_columns"]
+        update_columns = settings["merge_update_columns"]
         if update_columns is None:
-            excluded = settings["exclude_columns"] or []
+            excluded = settings["merge_exclude_columns"] or []
             update_columns = [column for column in data_columns if column not in excluded]
         if events:
             merge_sql = self.call(

@@ -1,0 +1,193 @@
+"""The stream settings: one table of every config's default and accepted values
+(`stream_config_spec`), one validation that fills them (`stream_settings_of`), rendered here
+through the package's own macros as the PySpark API renders them, with no Spark.
+
+docs/configs.md is rendered from the table: `TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit`
+rewrites it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbt_tablestream._macros import render
+from dbt_tablestream.exceptions import StreamError
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "docs" / "configs.md"
+SPEC: dict[str, dict[str, Any]] = render("stream_config_spec")
+MATERIALIZATIONS = ("table_stream", "stream_merge")
+
+
+def settings_of(raw: dict[str, Any], materialized: str = "table_stream") -> dict[str, Any]:
+    return render("stream_settings_of", raw, "Model m", materialized)
+
+
+def applies_to(entry: dict[str, Any]) -> list[str]:
+    return list(entry.get("materialized") or MATERIALIZATIONS)
+
+
+def test_every_config_takes_its_default_from_the_spec() -> None:
+    for materialized in MATERIALIZATIONS:
+        raw = {"unique_key": "id"} if materialized == "stream_merge" else {}
+        settings = settings_of(raw, materialized)
+        for name, entry in SPEC.items():
+            if materialized not in applies_to(entry):
+                assert name not in settings, f"{name} does not apply to {materialized}"
+                continue
+            expected = entry["default"]
+            if name == "unique_key":
+                expected = ["id"] if raw else []
+            assert settings[name] == expected, (materialized, name)
+        assert settings["configured"] == list(raw)
+    pyspark = render("stream_settings_of", {}, "Stream s", "pyspark")
+    assert pyspark["start_at"] == SPEC["start_at"]["pyspark"]["default"] == "latest"
+    assert pyspark["stream_mode"] == SPEC["stream_mode"]["default"]
+
+
+@pytest.mark.parametrize("name", [name for name, entry in SPEC.items() if isinstance(entry["accepted"], dict)])
+def test_a_value_outside_the_accepted_ones_is_refused_with_them_listed(name: str) -> None:
+    entry = SPEC[name]
+    materialized = applies_to(entry)[-1]
+    raw: dict[str, Any] = {"unique_key": "id", name: "bogus"}
+    if name == "hard_deletes":
+        raw["scd_type"] = 2
+    if name == "ignore_null_updates":
+        raw["sequence_by"] = "seq"
+    with pytest.raises(StreamError) as refused:
+        settings_of(raw, materialized)
+    message = str(refused.value)
+    assert message.startswith("Model m: ")
+    if name == "file_format":
+        assert "file_format 'bogus' cannot be used" in message
+    else:
+        assert f"invalid {name} 'bogus'" in message
+    listed = message.split("Accepted values: ", 1)[1]
+    for value in entry["accepted"]:
+        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        assert shown in listed, (name, shown, message)
+    # Every accepted value passes (the descriptive ones, like '{version: N}', are checked below).
+    for value in entry["accepted"]:
+        if isinstance(value, str) and not value.startswith("{") and " " not in value:
+            settings_of({**raw, name: value}, materialized)
+
+
+def test_values_of_the_wrong_kind_are_refused() -> None:
+    refused = {
+        "start_at": {"version": -1},
+        "max_versions_per_run": 0,
+        "spark_net_changes": "yes",
+        "drop_carryovers": "no",
+        "net_changes": 1.5,
+        "stream_name": "a-b",
+        "unique_key": [],
+    }
+    for name, value in refused.items():
+        with pytest.raises(StreamError, match=rf"Model m: .*{name}"):
+            settings_of({name: value})
+    merge_refused = {
+        "merge_key_ranges": -1,
+        "max_rows_per_file": -5,
+        "target_exclude_columns": "id",
+        "sequence_by": 3,
+        "tombstone_retention": "a week",
+        "apply_as_truncates": True,
+        "track_history_columns": ["a"],
+    }
+    for name, value in merge_refused.items():
+        with pytest.raises(StreamError, match=rf"Model m: .*{name}"):
+            settings_of({"unique_key": "id", "sequence_by": "seq", name: value}, "stream_merge")
+    with pytest.raises(StreamError, match="is a stream_merge model and needs unique_key"):
+        settings_of({}, "stream_merge")
+    with pytest.raises(StreamError, match=r"invalid start_at 'snapshot'\. Accepted values: latest, earliest"):
+        render("stream_settings_of", {"start_at": "snapshot"}, "Stream s", "pyspark")
+
+
+def test_stream_merge_chooses_its_strategy_once() -> None:
+    assert settings_of({"unique_key": "id"}, "stream_merge")["strategy"] == "net"
+    events = settings_of({"unique_key": "id", "sequence_by": "seq"}, "stream_merge")
+    assert events["strategy"] == "events"
+    assert events["events"]["tombstone_retention"] == SPEC["tombstone_retention"]["default"]
+    history = settings_of({"unique_key": "id", "scd_type": 2}, "stream_merge")
+    assert history["strategy"] == "history"
+    assert history["history"]["hard_deletes"] == SPEC["hard_deletes"]["default"]
+    assert "strategy" not in settings_of({"unique_key": "id"})
+
+
+def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
+    """A default stated twice drifts: only stream_configs reads the model's stream configs (a
+    directory_table's own configs, such as its file_format, are validate_directory_table's)."""
+    reads = re.compile(r"config\.get\(\s*['\"](" + "|".join(SPEC) + r")['\"]")
+    found = []
+    for path in [
+        *ROOT.glob("macros/**/*.sql"),
+        *ROOT.glob("dbt_tablestream/**/*.py"),
+        ROOT / "tests/spark_sql/render.py",
+    ]:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if reads.search(line) and path.name not in ("validate.sql", "validate_directory_table.sql"):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []
+    assert "var('tablestream_stream_read'" not in "".join(
+        p.read_text() for p in ROOT.glob("macros/**/*.sql") if p.name != "validate.sql"
+    )
+
+
+def config_reference() -> str:
+    """docs/configs.md: the spec as a table per materialization."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    def shown(value: Any) -> str:
+        if value is None:
+            return "unset"
+        if isinstance(value, bool):
+            return f"`{str(value).lower()}`"
+        return f"`{value}`"
+
+    lines = [
+        "# Stream model configs",
+        "",
+        "Every config of a `table_stream` or `stream_merge` model, its accepted values and its default.",
+        "This page is rendered from `stream_config_spec` (macros/materializations/validate.sql), the one",
+        "place the package states them; the validation, its messages and this page all read it. A value",
+        "outside these is refused before any SQL runs, with the accepted values listed. Besides these,",
+        "a stream model takes dbt's `partition_by`, `tblproperties`, `pre_hook` and `post_hook`.",
+        "",
+    ]
+    titles = {
+        "both": "## Both materializations",
+        "stream_merge": "## `stream_merge` only",
+    }
+    for group, title in titles.items():
+        lines += [title, "", "| config | accepted | default | what it does |", "|---|---|---|---|"]
+        for name, entry in SPEC.items():
+            if ("materialized" in entry) != (group == "stream_merge"):
+                continue
+            accepted = render("stream_config_accepted", entry)
+            lines.append(f"| `{name}` | {cell(accepted)} | {shown(entry['default'])} | {cell(entry['doc'])} |")
+        lines.append("")
+    pyspark = SPEC["start_at"]["pyspark"]
+    lines += [
+        "## The PySpark API",
+        "",
+        "`open_stream(mode=..., start_at=...)` takes `stream_mode` as `mode` and `start_at`: "
+        f"{render('stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def test_the_config_reference_is_rendered_from_the_spec() -> None:
+    expected = config_reference()
+    if os.environ.get("TABLESTREAM_UPDATE_GOLDEN"):
+        REFERENCE.write_text(expected)
+    assert REFERENCE.read_text() == expected, (
+        "run TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit to rewrite docs/configs.md"
+    )
