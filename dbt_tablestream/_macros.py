@@ -24,6 +24,8 @@ from dbt_tablestream.exceptions import StreamError
 _INSTALLED = Path(__file__).with_name("_dbt_macros")
 _CHECKOUT = Path(__file__).resolve().parents[1] / "macros"
 MACRO_FILES = (
+    "streams/stream_value.sql",
+    "streams/stream_inputs.sql",
     "streams/change_rows.sql",
     "streams/window.sql",
     "offsets/offsets_log.sql",

@@ -127,6 +127,7 @@ class TableStream:
         self.relation = ".".join(f"`{part}`" for part in parts)
         self.offsets_schema = offsets_schema.lower()
         self.offsets_relation = f"`{self.offsets_schema}`.`tablestream_offsets`"
+        self.settings: dict[str, Any] = settings
         self.mode: str = settings["stream_mode"]
         self.start_at: str | Mapping[str, int] = settings["start_at"]
         self.target = target.lower() if target else None
@@ -193,7 +194,7 @@ class TableStream:
         values = {
             "stream_name": self.name,
             "epoch": epoch,
-            "stream_id": f"tablestream/{self.name}/{epoch}",
+            "stream_id": render("stream_app_id", [self.name], [epoch]),
             "source": self.source,
             "source_table_id": table_id,
             "mode": self.mode,
@@ -261,21 +262,17 @@ class TableStream:
         return rows
 
     def _stream(self, position: Position, through: int, table_id: str | None) -> dict[str, Any]:
-        """The stream as the macros know it (resolve_stream's dict)."""
-        return {
+        """The stream as the macros know it (stream_input, as resolve_stream builds it)."""
+        fields = {
             "stream": self.name,
-            "stream_id": f"tablestream/{self.name}/{position.epoch}",
             "epoch": position.epoch,
             "source": self.source,
             "source_table_id": table_id,
-            "mode": self.mode,
             "after": position.offset,
             "through": through,
-            "restart": False,
-            "snapshot": False,
-            "timestamp": None,
-            "view": None,
         }
+        stream: dict[str, Any] = render("stream_input", self.settings, fields)
+        return stream
 
     def _window_sql(self, read: str | None, position: Position, through: int) -> str:
         """The window's rows in the stream column contract (change_rows_sql, as source_stream())."""
@@ -319,7 +316,7 @@ class TableStream:
         """One INSERT (or the CREATE of a new table) carrying the stream's marker, set and reset with
         the statements the materializations use: Delta skips it when a previous consume already
         recorded this window for the stream's app id."""
-        stream = self._stream(window.position, window.through, window.position.table_id)
+        stream = render("stream_group", [self._stream(window.position, window.through, window.position.table_id)])
         invocation_id = f"pyspark-{uuid.uuid4()}"
         relation = f"`{schema}`.`{name}`"
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")

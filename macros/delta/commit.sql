@@ -38,7 +38,7 @@
   {%- if own is not none -%}
     {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.rows_written(load_result('main'), history, own)}) }}
   {%- endif -%}
-  {%- set marker = dbt_tablestream.find_marker(history, stream.stream) -%}
+  {%- set marker = dbt_tablestream.find_commit_marker(history, stream.stream) -%}
   {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}
     {#-- Delta skipped the write: another run had recorded this window for the stream's app id. --#}
     {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
@@ -56,14 +56,10 @@
 {% endmacro %}
 
 
-{#-- stream_marker_verdict for the run's stream, or for each input of a group with a window to
-     apply, from one read of the target's history: 'applied' only when a concurrent run applied
-     all of them (it committed them together); a group of which only some inputs were applied is
-     refused. --#}
+{#-- stream_marker_verdict for each input of the group with a window to apply, from one read of
+     the target's history: 'applied' only when a concurrent run applied all of them (it committed
+     them together); a group of which only some inputs were applied is refused. --#}
 {% macro spark__stream_commit_verdict(target, stream) %}
-  {%- if not stream.get('inputs') -%}
-    {{ return(dbt_tablestream.stream_marker_verdict(stream, dbt_tablestream.stream_target_marker(target, stream.stream))) }}
-  {%- endif -%}
   {%- set reading = stream.inputs | rejectattr('view', 'none') | list -%}
   {%- set markers = dbt_tablestream.stream_target_markers(target, reading | map(attribute='stream') | list) -%}
   {%- set applied = [] -%}
@@ -90,7 +86,7 @@
 {% macro spark__own_commit(history_rows, stream) %}
   {%- set found = namespace(marker=none) -%}
   {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) -%}
-    {%- set own = commit.entries[0] -%}
+    {%- set own = commit.own -%}
     {%- if own.get('stream_id') == stream.stream_id and (own.get('to') | int) == stream.through and own.get('invocation_id') == invocation_id -%}
       {%- set found.marker = {'commit_version': commit.commit_version, 'stream_id': stream.stream_id, 'to': stream.through} -%}
     {%- endif -%}
@@ -164,11 +160,14 @@
 {% endmacro %}
 
 
-{#-- Whether this run of the stream compacts (spark__stream_compaction_sql): every
-     `tablestream_compact_every`-th run, counting the stream's rows in the offsets log. --#}
-{% macro stream_compaction_due(stream) %}
+{#-- Whether this run compacts (spark__stream_compaction_sql): every `tablestream_compact_every`-th
+     run of any of the inputs, counting each input's rows in the offsets log. --#}
+{% macro stream_compaction_due(inputs) %}
   {%- set every = var('tablestream_compact_every', 50) | int -%}
-  {{ return(every > 0 and stream.get('runs') is not none and (stream.runs + 1) % every == 0) }}
+  {%- for input in inputs if every > 0 and input.runs is not none and (input.runs + 1) % every == 0 -%}
+    {{ return(true) }}
+  {%- endfor -%}
+  {{ return(false) }}
 {% endmacro %}
 
 
@@ -207,30 +206,31 @@
 {% endmacro %}
 
 
-{#-- The commitInfo marker of a stream commit (docs/architecture.md, "One stream run, traced", step 5). --#}
+{#-- The commitInfo marker of a stream commit (docs/architecture.md, "One stream run, traced",
+     step 5): the group's own id, SetTransaction version and invocation, then each input's marker.
+     A commit of one stream written by an earlier version of the package carries that stream's
+     marker alone, at the top level; stream_commit_markers reads both shapes. --#}
 {% macro stream_marker_metadata(stream) %}
-  {%- if stream.get('inputs') -%}
-    {#-- A group's commit: its own id and SetTransaction version, then each input's marker. --#}
-    {%- set inputs = [] -%}
-    {%- for input in stream.inputs -%}{%- do inputs.append(dbt_tablestream.stream_marker_metadata(input)) -%}{%- endfor -%}
-    {{ return({
-        'tablestream.stream': stream.stream,
-        'tablestream.stream_id': stream.stream_id,
-        'tablestream.to': stream.through,
-        'tablestream.source': stream.source,
+  {%- set inputs = [] -%}
+  {%- for input in stream.inputs -%}
+    {%- do inputs.append({
+        'tablestream.stream': input.stream,
+        'tablestream.stream_id': input.stream_id,
+        'tablestream.epoch': input.epoch,
+        'tablestream.from': input.after,
+        'tablestream.to': input.through,
+        'tablestream.source': input.source,
+        'tablestream.source_table_id': input.source_table_id,
         'tablestream.invocation_id': invocation_id,
-        'tablestream.inputs': inputs,
-    }) }}
-  {%- endif -%}
+    }) -%}
+  {%- endfor -%}
   {{ return({
       'tablestream.stream': stream.stream,
       'tablestream.stream_id': stream.stream_id,
-      'tablestream.epoch': stream.epoch,
-      'tablestream.from': stream.after,
       'tablestream.to': stream.through,
       'tablestream.source': stream.source,
-      'tablestream.source_table_id': stream.source_table_id,
       'tablestream.invocation_id': invocation_id,
+      'tablestream.inputs': inputs,
   }) }}
 {% endmacro %}
 

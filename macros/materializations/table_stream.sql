@@ -39,7 +39,7 @@
     {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
     {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from ' ~ tmp_relation -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream.stream_compaction_due(stream)}) -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream.stream_compaction_due(stream.inputs)}) -%}
     {%- do adapter.drop_relation(tmp_relation) -%}
   {%- endif -%}
 
@@ -54,29 +54,30 @@
 {#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not; for
      a model reading several streams, the commit's rows and then each input's window. --#}
 {% macro stream_summary(stream, rows_read, rows_written) %}
-  {%- if stream.get('inputs') -%}
+  {%- if stream.inputs | length > 1 -%}
     {%- set parts = [] -%}
     {%- for input in stream.inputs -%}
-      {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream.stream_window_text(input)
+      {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input)
           ~ (" is empty, offset at " ~ input.through if input.view is none else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
           ~ dbt_tablestream.stream_behind_text(input)) -%}
     {%- endfor -%}
     {{ return("streams " ~ stream.stream ~ ": " ~ ("every window is empty; no-op" if stream.view is none
         else rows_read ~ " change rows read, " ~ rows_written ~ " rows written in one commit") ~ "; " ~ parts | join('; ')) }}
   {%- endif -%}
-  {%- if stream.view is none -%}
-    {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ " is empty; no-op, offset at " ~ stream.through) }}
+  {%- set input = stream.inputs[0] -%}
+  {%- if input.view is none -%}
+    {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input) ~ " is empty; no-op, offset at " ~ input.through) }}
   {%- endif -%}
-  {{ return("stream " ~ stream.stream ~ ": window (" ~ stream.after ~ ", " ~ stream.through ~ "] of " ~ stream.source ~ (" (snapshot)" if stream.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ stream.through
-      ~ dbt_tablestream.stream_behind_text(stream)) }}
+  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ input.through
+      ~ dbt_tablestream.stream_behind_text(input)) }}
 {% endmacro %}
 
 
-{#-- Why a run stopped short of the source's latest version, or nothing when it caught up. --#}
+{#-- Why a run stopped short of an input's source's latest version, or nothing when it caught up. --#}
 {% macro stream_behind_text(stream) %}
-  {%- set behind = (stream.latest | int) - stream.through if stream.get('latest') is not none else 0 -%}
+  {%- set behind = (stream.latest | int) - stream.through -%}
   {{ return("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
-         ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.get('split') else "max_versions_per_run: " ~ stream.max_versions)
+         ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.split else "max_versions_per_run: " ~ stream.max_versions)
          ~ "); the next run continues" if behind > 0 else "") }}
 {% endmacro %}
 
@@ -113,10 +114,10 @@
 {% endmacro %}
 
 
-{#-- The schema change a stream's window (or an input's, for several streams) starts at, with its
+{#-- The schema change the first of a group's inputs whose window starts at one starts at, with its
      source, or none. --#}
 {% macro stream_schema_change(stream) %}
-  {%- for input in stream.get('inputs') or [stream] if input.get('schema_change') -%}
+  {%- for input in stream.inputs if input.schema_change -%}
     {{ return(input.schema_change ~ " of " ~ input.source) }}
   {%- endfor -%}
   {{ return(none) }}

@@ -61,7 +61,7 @@ order by stream_name
       'stream_name': stream.stream, 'epoch': stream.epoch, 'stream_id': stream.stream_id, 'source': stream.source,
       'source_table_id': stream.source_table_id, 'mode': stream.mode, 'from_version': stream.after,
       'to_version': stream.through, 'target': this.schema ~ '.' ~ this.identifier, 'rows_written': rows_written,
-      'note': stream.get('note'), 'note_column': with_note})) }}
+      'note': stream.note, 'note_column': with_note})) }}
 {% endmacro %}
 
 
@@ -107,13 +107,10 @@ order by stream_name
      each input's row carrying the rows its one commit wrote. --#}
 {% macro append_stream_offset(stream, rows_written) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
-  {%- set inputs = stream.get('inputs') or [stream] -%}
-  {%- set with_note = inputs | map(attribute='note') | reject('undefined') | reject('none') | list | length > 0 -%}
+  {%- set with_note = stream.inputs | map(attribute='note') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
-  {%- for input in inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
-  {%- set compact = [] -%}
-  {%- for input in inputs if dbt_tablestream.stream_compaction_due(input) -%}{%- do compact.append(input.stream) -%}{%- endfor -%}
-  {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), compact | length > 0) -%}
+  {%- for input in stream.inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
+  {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), dbt_tablestream.stream_compaction_due(stream.inputs)) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}

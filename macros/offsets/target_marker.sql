@@ -37,13 +37,32 @@
 {% endmacro %}
 
 
+{#-- The newest marker of the input `stream_name` (its epoch, window and source table id), with
+     its commit's version. --#}
 {% macro spark__find_marker(history_rows, stream_name) %}
   {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) -%}
-    {%- for entry in commit.entries if entry.get('stream') == stream_name -%}
+    {%- for entry in commit.inputs if entry.get('stream') == stream_name -%}
       {%- set marker = {'commit_version': commit.commit_version} -%}
       {%- do marker.update(entry) -%}
       {{ return(marker) }}
     {%- endfor -%}
+  {%- endfor -%}
+  {{ return(none) }}
+{% endmacro %}
+
+
+{% macro find_commit_marker(history_rows, group_name) %}
+  {{ return(adapter.dispatch('find_commit_marker', 'dbt_tablestream')(history_rows, group_name)) }}
+{% endmacro %}
+
+
+{#-- The newest commit of the group `group_name` (stream_group's name): its stream id, window end
+     and invocation, with its version. --#}
+{% macro spark__find_commit_marker(history_rows, group_name) %}
+  {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) if commit.own.get('stream') == group_name -%}
+    {%- set marker = {'commit_version': commit.commit_version} -%}
+    {%- do marker.update(commit.own) -%}
+    {{ return(marker) }}
   {%- endfor -%}
   {{ return(none) }}
 {% endmacro %}
@@ -55,10 +74,10 @@
 
 
 {#-- The one reader of the markers in DESCRIBE HISTORY rows (as stream_marker_metadata writes
-     them), in the rows' order: each marked commit's version and its entries, keys without the
-     `tablestream.` prefix. The first entry is the commit's own marker (its stream id, window end
-     and invocation); a commit of several streams carries each input's marker after it, under
-     tablestream.inputs. --#}
+     them), in the rows' order: each marked commit's version, its `own` marker (the group's stream
+     id, window end and invocation) and its `inputs`' markers (each input's epoch, window and
+     source table id), keys without the `tablestream.` prefix. A commit an earlier version of the
+     package wrote for one stream carries that stream's marker alone: it is both. --#}
 {% macro spark__stream_commit_markers(history_rows) %}
   {%- set commits = [] -%}
   {%- for row in history_rows -%}
@@ -73,7 +92,8 @@
         {%- endfor -%}
         {%- do entries.append(entry) -%}
       {%- endfor -%}
-      {%- do commits.append({'commit_version': row['version'] | int, 'entries': entries}) -%}
+      {%- do commits.append({'commit_version': row['version'] | int, 'own': entries[0],
+                             'inputs': entries[1:] if 'tablestream.inputs' in parsed else entries}) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(commits) }}

@@ -31,7 +31,7 @@
 {% macro open_stream_epoch(position, mode, to_version, source_table_id, schema) %}
   {%- set epoch = (position.epoch | int) + 1 -%}
   {%- set row_sql = dbt_tablestream.offsets_values_sql({
-      'stream_name': position.stream_name, 'epoch': epoch, 'stream_id': 'tablestream/' ~ position.stream_name ~ '/' ~ epoch,
+      'stream_name': position.stream_name, 'epoch': epoch, 'stream_id': dbt_tablestream.stream_app_id([position.stream_name], [epoch]),
       'source': position.source, 'source_table_id': source_table_id, 'mode': mode,
       'from_version': position.to_version, 'to_version': to_version, 'target': position.target, 'rows_written': none}) -%}
   {%- do dbt_tablestream.append_offsets_row(dbt_tablestream.offsets_relation(schema), row_sql, dbt_tablestream.offsets_columns()) -%}

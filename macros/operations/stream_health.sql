@@ -49,9 +49,11 @@
   {%- for read in ['table_changes', 'changes'] -%}
     {%- do tracks.update({read: (properties.get(dbt_tablestream.stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
   {%- endfor -%}
-  {%- set stream = {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
-                    'source_table_id': detail['id'], 'file_retention': dbt_tablestream.file_retention(properties),
-                    'read': 'changes' if tracks['changes'] and not tracks['table_changes'] else 'table_changes'} -%}
+  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': 'changes' if tracks['changes'] and not tracks['table_changes'] else none},
+                                                        'Stream ' ~ row['stream_name'], none) -%}
+  {%- set stream = dbt_tablestream.stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
+                                                          'through': latest_version, 'source_table_id': detail['id'],
+                                                          'file_retention': dbt_tablestream.file_retention(properties)}) -%}
   {%- set retention = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0] -%}
   {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}

@@ -36,11 +36,11 @@
 {% endmacro %}
 
 
-{#-- Whether a read leaves out carry-over rows: `drop_carryovers` (on by default) for reads of the
+{#-- Whether a read leaves out carry-over rows: `drop_carryovers` for reads of the
      change data feed. A snapshot has none, and Delta's changelog (stream_read: changes) already
      drops them (Spark's default deduplicationMode). --#}
 {% macro stream_drops_carryovers(stream) %}
-  {{ return(stream.get('drop_carryovers', true) and not stream.snapshot and (stream.get('read') or 'table_changes') == 'table_changes') }}
+  {{ return(stream.drop_carryovers and not stream.snapshot and stream.read == 'table_changes') }}
 {% endmacro %}
 
 

@@ -21,7 +21,9 @@
       {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set read = dbt_tablestream.stream_settings_of({'stream_read': dbt_tablestream.stream_configs().stream_read}, 'dbt_tablestream.' ~ query, none).stream_read -%}
+  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': dbt_tablestream.stream_configs().stream_read, 'drop_carryovers': drop_carryovers},
+                                                        'dbt_tablestream.' ~ query, none) -%}
+  {%- set read = settings.stream_read -%}
   {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
   {%- if not state.tracked -%}
@@ -35,10 +37,8 @@
   {%- if first > last -%}
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range starts at version " ~ first ~ " and ends at version " ~ last ~ " of " ~ source ~ ", so it is empty. Give a `from` at or before the `to`.") }}
   {%- endif -%}
-  {%- set range = {
-      'stream': query, 'source': source, 'source_table_id': state.table_id, 'mode': 'standard', 'read': read,
-      'spark_net_changes': false, 'after': first - 1, 'through': last, 'snapshot': false,
-      'file_retention': state.file_retention, 'drop_carryovers': drop_carryovers, 'view': none} -%}
+  {%- set range = dbt_tablestream.stream_input(settings, {'stream': query, 'source': source, 'source_table_id': state.table_id,
+                                                         'after': first - 1, 'through': last, 'file_retention': state.file_retention}) -%}
   {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(state.file_retention)).rows[0][0] -%}
   {%- set remedy = "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)." -%}
   {%- set window_rows = dbt_tablestream.history_since(relation, first, last) -%}

@@ -6,7 +6,7 @@
   {%- endif -%}
   {%- set stream = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
   {%- set columns = none -%}
-  {%- if stream.get('schema_version') is not none -%}
+  {%- if stream.schema_version is not none -%}
     {%- set columns = [] -%}
     {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ stream.schema_version).rows -%}
       {%- do columns.append({'name': row[0], 'dtype': row[1]}) -%}
@@ -85,27 +85,11 @@
   {%- if max_versions is not none and not snapshot and after < through -%}
     {%- set through = [through, after + (max_versions | int)] | min -%}
   {%- endif -%}
-  {%- set stream = {
-      'stream': stream_name,
-      'stream_id': 'tablestream/' ~ stream_name ~ '/' ~ epoch,
-      'epoch': epoch,
-      'source': dbt_tablestream.stream_source_name(relation),
-      'source_table_id': state.table_id,
-      'mode': settings.stream_mode,
-      'read': read,
-      'spark_net_changes': settings.spark_net_changes,
-      'after': after,
-      'through': through,
-      'latest': state.latest_version,
-      'max_versions': max_versions,
-      'drop_carryovers': settings.drop_carryovers,
-      'restart': restart,
-      'snapshot': snapshot,
-      'timestamp': state.latest_timestamp,
-      'file_retention': state.file_retention,
-      'runs': logged.runs if logged is not none else none,
-      'view': none,
-  } -%}
+  {%- set stream = dbt_tablestream.stream_input(settings, {
+      'stream': stream_name, 'epoch': epoch, 'source': dbt_tablestream.stream_source_name(relation), 'source_table_id': state.table_id,
+      'after': after, 'through': through, 'latest': state.latest_version, 'restart': restart, 'snapshot': snapshot,
+      'timestamp': state.latest_timestamp, 'file_retention': state.file_retention, 'runs': logged.runs if logged is not none else none,
+  }) -%}
   {#-- A continuing stream is checked even when its window looks empty: a source dropped and
        recreated with fewer versions than the offset would otherwise pass as "nothing new". --#}
   {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
@@ -126,7 +110,7 @@
     {#-- Delta reads a range with its end version's schema (column mapping), so a window ending
          before a later schema change is read with that version's columns, not the current ones. --#}
     {%- for row in window_rows or [] if (row['version'] | int) > stream.through
-          and (row['operation'] | upper) in dbt_tablestream.delta_schema_operations() and 'schema_version' not in stream -%}
+          and (row['operation'] | upper) in dbt_tablestream.delta_schema_operations() and stream.schema_version is none -%}
       {%- do stream.update({'schema_version': stream.through}) -%}
     {%- endfor -%}
     {#-- With on_stale other than fail, a stale or recreated source is recovered from, not refused
@@ -156,10 +140,8 @@
 {% macro recover_stale_stream(stream, on_stale, problem, epoch) %}
   {%- set skipped = stream.after ~ ', ' ~ stream.latest -%}
   {#-- The window it replaces is not read, nor the older schema it would have been read with. --#}
-  {%- do stream.pop('split', none) -%}
-  {%- do stream.pop('schema_version', none) -%}
-  {%- do stream.pop('schema_change', none) -%}
-  {%- do stream.update({'epoch': epoch, 'stream_id': 'tablestream/' ~ stream.stream ~ '/' ~ epoch,
+  {%- do dbt_tablestream.stream_input_in_epoch(stream, epoch) -%}
+  {%- do stream.update({'split': none, 'schema_version': none, 'schema_change': none,
                         'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem}) -%}
   {%- if on_stale == 'resnapshot' -%}
     {%- do stream.update({'restart': true, 'snapshot': true}) -%}

@@ -85,7 +85,7 @@
     {%- endset -%}
     {{ return(relation_sql) }}
   {%- endif -%}
-  {%- if stream.get('read') == 'changes' -%}
+  {%- if stream.read == 'changes' -%}
     {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
   {%- endif -%}
   {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ (stream.after + 1) ~ ", " ~ stream.through ~ ")") }}
@@ -178,8 +178,7 @@
      clearly. --#}
 {% macro spark__window_commits_problem(stream, window_rows, remedy) %}
   {%- set data_operations = dbt_tablestream.delta_data_operations() -%}
-  {%- set read = stream.get('read') or 'table_changes' -%}
-  {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
+  {%- set tracking = dbt_tablestream.stream_tracking_property(stream.read) -%}
   {%- set commits = [] -%}
   {%- for row in window_rows if (row['version'] | int) > stream.after and (row['version'] | int) <= stream.through -%}
     {%- set parameters = row['operationParameters'] | string -%}
@@ -199,7 +198,7 @@
   {#-- Delta's changelog reads a window only if row tracking is on at its first version and stays on. --#}
   {%- set untracked = toggles | rejectattr('tracked') | list -%}
   {%- if toggles and toggles[0].tracked and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
-  {%- if read == 'changes' and untracked -%}
+  {%- if stream.read == 'changes' and untracked -%}
     {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
   {%- endif -%}
   {%- for commit in commits -%}

@@ -65,10 +65,10 @@
   {%- set target_columns = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
   {%- set shared = [] -%}
   {%- for column in target_columns if column | lower in source_columns -%}{%- do shared.append(adapter.quote(column)) -%}{%- endfor -%}
-  {%- set snapshot = {'stream': position.stream_name, 'stream_id': position.stream_id, 'source': position.source,
-                      'after': position.to_version - 1, 'through': position.to_version, 'snapshot': true, 'timestamp': position.committed_at,
-                      'source_table_id': position.source_table_id,
-                      'view': '__tablestream_mirror__' ~ position.stream_name ~ '__' ~ position.to_version} -%}
+  {%- set snapshot = dbt_tablestream.stream_input(dbt_tablestream.stream_settings_of({}, 'mirrors_source on ' ~ target, none), {
+      'stream': position.stream_name, 'epoch': position.epoch, 'source': position.source, 'source_table_id': position.source_table_id,
+      'after': position.to_version - 1, 'through': position.to_version, 'snapshot': true, 'timestamp': position.committed_at,
+      'view': '__tablestream_mirror__' ~ position.stream_name ~ '__' ~ position.to_version}) -%}
   {%- set at_offset = dbt_tablestream.register_stream_window(source, snapshot, none) -%}
   {%- set soft = '_deleted' in target_columns -%}
   with source_rows as (

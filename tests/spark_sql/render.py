@@ -207,7 +207,7 @@ class ModelRender:
         # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
         # (stream_compaction_due: the rendered stream has no logged runs).
         layout = {"max_rows_per_file": self.settings["max_rows_per_file"]} if materialized == "stream_merge" else {}
-        for sql in self.call("stream_commit_open_sql", stream, layout):
+        for sql in self.call("stream_commit_open_sql", self.call("stream_group", [stream]), layout):
             yield statement("commit_open", sql)
         yield steps[-1]
         for sql in self.call("stream_commit_close_sql", layout):
@@ -242,25 +242,19 @@ class ModelRender:
         through = LATEST_VERSION
         if max_versions is not None and not snapshot and after < through:
             through = min(through, after + int(max_versions))
-        stream: dict[str, Any] = {
+        fields = {
             "stream": name,
-            "stream_id": f"tablestream/{name}/0",
             "epoch": 0,
             "source": f"{self.source.schema}.{self.source.identifier}",
             "source_table_id": SOURCE_TABLE_ID,
-            "mode": self.settings["stream_mode"],
-            "read": self.settings["stream_read"],
-            "spark_net_changes": self.settings["spark_net_changes"],
             "after": after,
             "through": through,
             "latest": LATEST_VERSION,
-            "max_versions": max_versions,
-            "drop_carryovers": self.settings["drop_carryovers"],
             "restart": first,
             "snapshot": snapshot,
             "timestamp": LATEST_TIMESTAMP,
-            "view": None,
         }
+        stream: dict[str, Any] = self.call("stream_input", self.settings, fields)
         if snapshot or after < through:
             stream["view"] = "window"
         return stream

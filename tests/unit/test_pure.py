@@ -152,8 +152,9 @@ def test_the_changelog_needs_spark_4_2_and_delta_4_4(spark_version: str, delta_v
 
 
 def test_markers_of_both_shapes_are_read_by_one_reader() -> None:
-    """A target's history holds markers of one stream (the single shape) and of a group (each
-    input's marker under tablestream.inputs); find_marker and own_commit read both through
+    """A target's history holds markers of one stream (the single shape an earlier version of the
+    package wrote) and of a group (each input's marker under tablestream.inputs, the shape every
+    commit has now); find_marker, find_commit_marker and own_commit read both through
     stream_commit_markers, newest commit first, and skip commits without a marker."""
     import json
 
@@ -185,6 +186,7 @@ def test_markers_of_both_shapes_are_read_by_one_reader() -> None:
         "invocation_id": "run-1",
         "inputs": inputs,
     }
+    group_own = {key: value for key, value in group.items() if key != "inputs"}
     history = [
         marked(8, None),
         marked(7, single),
@@ -200,7 +202,9 @@ def test_markers_of_both_shapes_are_read_by_one_reader() -> None:
         "epoch": 0,
         "to": 9,
     }
-    assert render("find_marker", history, "m__a+m__b")["to"] == 11
+    assert render("find_marker", history, "m__a+m__b") is None, "a group's own marker is not an input's"
+    assert render("find_commit_marker", history, "m__a+m__b") == {"commit_version": 4, **group_own}
+    assert render("find_commit_marker", history, "m__a") == {"commit_version": 7, **single}
     assert render("find_marker", history, "m__c") is None
     # The oldest commit carrying this run's marker is its own (a compaction after it carries it too).
     assert render("own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-2") == {

@@ -24,7 +24,7 @@ show tblproperties app.orders;
 
 -- order_history: first_run / model
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -43,7 +43,7 @@ select * from (
 select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -65,7 +65,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_order
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- order_history: first_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- order_history: first_run / commit_open
 set spark.sql.files.maxRecordsPerFile = 250000;
@@ -85,7 +85,7 @@ select * from (with __tablestream_events as (
   from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -237,7 +237,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 
 -- order_history: next_run / model
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -278,7 +278,7 @@ from (
           from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -318,7 +318,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_order
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- order_history: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "order_history__app_orders", "tablestream.stream_id": "tablestream/order_history__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- order_history: next_run / commit_open
 set spark.sql.files.maxRecordsPerFile = 250000;
@@ -333,7 +333,7 @@ with __tablestream_events as (
   from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -37,7 +37,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes_since_timestamp: first_run / model
 select order_id, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 4, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 5, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "source": "app.orders", "after": 4, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 5, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -67,7 +67,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_tim
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_changes_since_timestamp: first_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_timestamp__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_timestamp__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 4, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_timestamp__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_timestamp__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_changes_since_timestamp__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_timestamp__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 4, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- orders_changes_since_timestamp: first_run / write
 create or replace table analytics.orders_changes_since_timestamp
@@ -81,7 +81,7 @@ as
 
 select order_id, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 4, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 5, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "source": "app.orders", "after": 4, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 5, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -181,7 +181,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_changes_since_timestamp: next_run / model
 select order_id, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -210,7 +210,7 @@ create or replace temporary view orders_changes_since_timestamp__dbt_tmp as
 
 select order_id, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_changes_since_timestamp__app_orders", "stream_id": "tablestream\/orders_changes_since_timestamp__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -243,7 +243,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_tim
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_changes_since_timestamp: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_timestamp__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_timestamp__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes_since_timestamp__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_timestamp__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_changes_since_timestamp__app_orders", "tablestream.stream_id": "tablestream/orders_changes_since_timestamp__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- orders_changes_since_timestamp: next_run / write
 insert into analytics.orders_changes_since_timestamp

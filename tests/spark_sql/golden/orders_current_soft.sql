@@ -34,7 +34,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_soft: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 1, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 2, 9)"} */
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 2, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -62,7 +62,7 @@ select count(*) as rows_read, count_if(`order_id` is null or `customer` is null)
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 1, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 2, 9)"} */
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 2, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -92,7 +92,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/orders_current_soft__app
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_current_soft: first_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 1, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 1, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- orders_current_soft: first_run / commit_open
 set spark.sql.files.maxRecordsPerFile = 250000;
@@ -112,7 +112,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 1, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 2, 9)"} */
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 2, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -232,7 +232,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_soft: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -274,7 +274,7 @@ from (
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -314,7 +314,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/orders_current_soft__app
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_current_soft: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_current_soft__app_orders", "tablestream.stream_id": "tablestream/orders_current_soft__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- orders_current_soft: next_run / commit_open
 set spark.sql.files.maxRecordsPerFile = 250000;
@@ -330,7 +330,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "standard", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "orders_current_soft__app_orders", "stream_id": "tablestream\/orders_current_soft__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -25,7 +25,7 @@ show tblproperties app.orders;
 -- orders_inserts: first_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from app.orders where 1 = 0
 )
@@ -38,7 +38,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_inserts: first_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 9, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- orders_inserts: first_run / write
 create or replace table analytics.orders_inserts
@@ -52,7 +52,7 @@ as
 
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 9, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from app.orders where 1 = 0
 )
@@ -135,7 +135,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_inserts: next_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -166,7 +166,7 @@ create or replace temporary view orders_inserts__dbt_tmp as
 
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "epoch": 0, "source": "app.orders", "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "after": 5, "through": 9, "latest": 9, "max_versions": null, "drop_carryovers": true, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "view": "table_changes('app.orders', 6, 9)"} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -201,7 +201,7 @@ set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
 set spark.databricks.delta.write.txnVersion = 9;
 
 -- orders_inserts: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}`;
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
 
 -- orders_inserts: next_run / write
 insert into analytics.orders_inserts
