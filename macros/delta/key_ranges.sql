@@ -90,3 +90,13 @@ from (
   {%- endfor -%}
   {{ return('(' ~ tests | join('\n    or ') ~ ')') }}
 {% endmacro %}
+
+
+{#-- The ranges check_stream_keys_not_null computes for the MERGE's file skipping: of the first key
+     column, when its type has ranges (key_range_type) and merge_key_ranges is not 0; else none. --#}
+{% macro stream_key_ranges_spec(schema, key, cap) %}
+  {%- set found = [] -%}
+  {%- for column in schema if column.name | lower == key | lower -%}{%- do found.append(column.dtype) -%}{%- endfor -%}
+  {%- set key_type = dbt_tablestream.key_range_type(found[0]) if found else none -%}
+  {{ return({'column': key, 'type': key_type, 'cap': cap} if key_type is not none and cap > 0 else none) }}
+{% endmacro %}

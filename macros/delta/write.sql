@@ -238,3 +238,60 @@ when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}
+
+
+{#-- The target of a first run or a reset: the net rows that exist at the window's end (with
+     `deleted_columns`, the model's columns, for sequence_by: under delete_mode soft also the
+     deleted keys, as soft-deleted rows, since they are the tombstones), written in
+     key order. Netting shuffles rows by a hash of the key, so without the order every file would
+     hold keys from the whole range and every later MERGE would rewrite every file; in key order a
+     MERGE rewrites only the files whose key ranges changed (docs/architecture.md, "Cost"). --#}
+{% macro stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
+  {%- set build_sql -%}
+select {{ dbt_tablestream.quoted_columns(data_columns) }}
+{%- if soft and deleted_columns is not none %},
+  __change_type = 'DELETE' as _deleted,
+  case when __change_type = 'DELETE' then {{ '__commit_version' if '__commit_version' in deleted_columns else 'null' }} end as _deleted_version,
+  case when __change_type = 'DELETE' then {{ '__commit_timestamp' if '__commit_timestamp' in deleted_columns else 'cast(null as timestamp)' }} end as _deleted_at
+{%- elif soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
+from ({{ netted }}) as __tablestream_net
+{%- if deleted_columns is none or not soft %}
+where __change_type in ('INSERT', 'UPDATE_AFTER')
+{%- endif %}
+order by {{ dbt_tablestream.quoted_columns(keys) }}
+  {%- endset -%}
+  {{ return(build_sql) }}
+{% endmacro %}
+
+
+{#-- The target of a first run or reset of an SCD type 2 stream_merge: the window's versions
+     (history_versions_sql), in key order and each key's versions in time order. --#}
+{% macro stream_history_build_sql(versions, keys) %}
+  {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by ' ~ dbt_tablestream.quoted_columns(keys) ~ ', dbt_valid_from') }}
+{% endmacro %}
+
+
+{% macro stream_merge_source_sql(netted, data_columns, has_commit_timestamp) %}
+  {%- set source_sql -%}
+select {{ dbt_tablestream.quoted_columns(data_columns) }}, __change_type, __commit_version,
+  {{ '__commit_timestamp' if has_commit_timestamp else 'cast(null as timestamp) as __commit_timestamp' }}
+from ({{ netted }}) as __tablestream_net
+where __change_type <> 'UPDATE_BEFORE'
+  {%- endset -%}
+  {{ return(source_sql) }}
+{% endmacro %}
+
+
+{#-- The rows a later run's MERGE writes (not its deletes), as the target's columns: what
+     on_schema_change compares with the target. --#}
+{% macro stream_merge_upserts_sql(netted, data_columns) %}
+  {{ return('select ' ~ dbt_tablestream.quoted_columns(data_columns) ~ ' from (' ~ netted ~ ") as __tablestream_net where __change_type <> 'DELETE'") }}
+{% endmacro %}
+
+
+{#-- Column names quoted for the adapter, joined with commas. --#}
+{% macro quoted_columns(columns) %}
+  {%- set quoted = [] -%}
+  {%- for column in columns -%}{%- do quoted.append(adapter.quote(column)) -%}{%- endfor -%}
+  {{ return(quoted | join(', ')) }}
+{% endmacro %}

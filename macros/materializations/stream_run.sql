@@ -1,4 +1,4 @@
-{#-- Shared by the stream materializations: checks of the model's output and the end of a run. --#}
+{#-- Shared by the stream materializations: checks of the model's output, its schema changes, and the end of a run (the offsets append and the summary line). --#}
 
 {#-- The model's output columns; refuses output lacking the columns a keyed stream needs: the key,
      __change_type and what orders a key's changes (`sequence`, the sequence_by columns, or else
@@ -30,8 +30,12 @@
 
 
 {#-- Refuses a stream_merge whose column configs name columns its output lacks:
-     target_exclude_columns, ignore_null_updates and the columns apply_as_deletes refers to. --#}
-{% macro check_stream_merge_columns(stream, columns, settings) %}
+     target_exclude_columns, ignore_null_updates, the columns apply_as_deletes refers to, and an
+     SCD type 2 target's tracked columns (history_tracked_columns). --#}
+{% macro check_stream_merge_columns(stream, columns, data_columns, settings) %}
+  {%- if settings.history is not none -%}
+    {%- do dbt_tablestream.history_tracked_columns(stream, settings.history, data_columns, settings.unique_key, settings.sequence) -%}
+  {%- endif -%}
   {%- set events = settings['events'] or {} -%}
   {%- set named = [] -%}
   {%- for column in settings['target_exclude_columns'] -%}{%- do named.append(['target_exclude_columns', column]) -%}{%- endfor -%}
@@ -110,4 +114,77 @@
   {%- do dbt_tablestream.append_stream_offset(stream, rows_written) -%}
   {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
   {{ log(dbt_tablestream.stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
+{% endmacro %}
+
+
+{#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not; for
+     a model reading several streams, the commit's rows and then each input's window. --#}
+{% macro stream_summary(stream, rows_read, rows_written) %}
+  {%- if stream.inputs | length > 1 -%}
+    {%- set parts = [] -%}
+    {%- for input in stream.inputs -%}
+      {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input)
+          ~ (" is empty, offset at " ~ input.through if input.view is none else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
+          ~ dbt_tablestream.stream_behind_text(input)) -%}
+    {%- endfor -%}
+    {{ return("streams " ~ stream.stream ~ ": " ~ ("every window is empty; no-op" if stream.view is none
+        else rows_read ~ " change rows read, " ~ rows_written ~ " rows written in one commit") ~ "; " ~ parts | join('; ')) }}
+  {%- endif -%}
+  {%- set input = stream.inputs[0] -%}
+  {%- if input.view is none -%}
+    {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input) ~ " is empty; no-op, offset at " ~ input.through) }}
+  {%- endif -%}
+  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ input.through
+      ~ dbt_tablestream.stream_behind_text(input)) }}
+{% endmacro %}
+
+
+{#-- Why a run stopped short of an input's source's latest version, or nothing when it caught up. --#}
+{% macro stream_behind_text(stream) %}
+  {%- set behind = (stream.latest | int) - stream.through -%}
+  {{ return("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
+         ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.split else "max_versions_per_run: " ~ stream.max_versions)
+         ~ "); the next run continues" if behind > 0 else "") }}
+{% endmacro %}
+
+
+{#-- on_schema_change for stream targets: dbt's own handling, with stream-aware refusals. `fail`
+     refuses any change of columns. `ignore` leaves new columns out, but cannot fill a target column
+     the output lost (a source column renamed or dropped): a window that starts at a schema change
+     is checked for that and refused with the change's version and the columns. --#}
+{% macro apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) %}
+  {%- set schema_change = dbt_tablestream.stream_schema_change(stream) -%}
+  {%- if on_schema_change == 'fail' or (on_schema_change == 'ignore' and schema_change) -%}
+    {%- set changes = check_for_schema_changes(tmp_relation, existing_relation) -%}
+    {%- set added = changes['source_not_in_target'] | map(attribute='name') | list -%}
+    {%- set removed = changes['target_not_in_source'] | map(attribute='name') | list -%}
+    {%- set at = " (the window starts at the schema change " ~ schema_change ~ ")" if schema_change else "" -%}
+    {%- if on_schema_change == 'fail' and changes['schema_changed'] -%}
+      {{ exceptions.raise_compiler_error(
+          "Stream " ~ stream.stream ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
+          ~ existing_relation ~ " (added: " ~ (added | join(', ') or 'none') ~ "; removed: " ~ (removed | join(', ') or 'none')
+          ~ "; type changed: " ~ (changes['new_target_types'] | map(attribute='column_name') | join(', ') or 'none')
+          ~ "), and on_schema_change is 'fail'. Nothing was written and the stream did not move. "
+          ~ "Set on_schema_change to 'append_new_columns' or 'sync_all_columns', or rebuild with --full-refresh.") }}
+    {%- endif -%}
+    {%- if on_schema_change == 'ignore' and removed -%}
+      {{ exceptions.raise_compiler_error(
+          "Stream " ~ stream.stream ~ ": the schema change " ~ schema_change ~ " leaves the target "
+          ~ existing_relation ~ " with columns the model's output no longer has (" ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
+          ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did not move. "
+          ~ "Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or 'sync_all_columns', "
+          ~ "select the column under its old name in the model, or rebuild with --full-refresh.") }}
+    {%- endif -%}
+  {%- endif -%}
+  {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+{% endmacro %}
+
+
+{#-- The schema change the first of a group's inputs whose window starts at one starts at, with its
+     source, or none. --#}
+{% macro stream_schema_change(stream) %}
+  {%- for input in stream.inputs if input.schema_change -%}
+    {{ return(input.schema_change ~ " of " ~ input.source) }}
+  {%- endfor -%}
+  {{ return(none) }}
 {% endmacro %}

@@ -211,7 +211,7 @@
   {%- set events = dbt_tablestream.validate_stream_events_config(settings, subject, accepted) -%}
   {%- set history = dbt_tablestream.validate_stream_history_config(settings, subject, accepted, choices, events) -%}
   {{ return({'target_exclude_columns': target_exclude | list, 'merge_key_ranges': key_ranges | int, 'max_rows_per_file': bound | int if bound > 0 else none,
-             'events': events, 'history': history,
+             'events': events, 'history': history, 'sequence': events.sequence if events else [],
              'strategy': 'history' if history is not none else 'events' if events is not none else 'net'}) }}
 {% endmacro %}
 

@@ -288,44 +288,14 @@ class ModelRender:
         select_sql = f"select {', '.join(self.output_columns)} from {temporary}"
         yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", stream))
 
-    def history_write(
-        self,
-        stream: dict[str, Any],
-        compiled: str,
-        keys: list[str],
-        first: bool,
-        statement: Callable[..., Statement],
-        settings: dict[str, Any],
-        data_columns: list[str],
-        key_ranges: list[list[str]],
-    ) -> Iterator[Statement]:
-        """An SCD type 2 target: its versions built on the first run, merged on later ones."""
-        events = settings["events"]
-        sequence = list(events["sequence"]) if events else []
-        history = dict(settings["history"])
-        history["tracked"] = self.call("history_tracked_columns", stream, history, data_columns, keys, sequence)
-        current = None if first else self.this
-        versions = self.call(
-            "history_versions_sql", compiled, keys, self.output_columns, data_columns, history, events, current
-        )
-        if first:
-            build_sql = self.call("stream_history_build_sql", versions, keys)
-            yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
-            return
-        yield statement(
-            "write",
-            self.call("stream_history_merge_sql", self.this, versions, data_columns, history, keys, key_ranges),
-        )
-
     def stream_merge_write(
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]
     ) -> Iterator[Statement]:
+        """The strategy's statements and write (stream_merge_strategy_sql), as the materialization
+        runs them; a later run finds the tombstones table of its first run."""
         settings = self.settings
-        events = settings["events"]
-        sequence = list(events["sequence"]) if events else []
         excluded = [*STREAM_COLUMNS, *settings["target_exclude_columns"]]
         data_columns = [column for column in self.output_columns if column not in excluded]
-        soft = settings["delete_mode"] == "soft"
         key_ranges: list[list[str]] = []
         if stream["view"] is not None:
             spec = None
@@ -334,70 +304,31 @@ class ModelRender:
                 column_class = self.context["api"]["Column"]
                 schema = [column_class(column, types.get(column, "string")) for column in self.output_columns]
                 spec = self.call("stream_key_ranges_spec", schema, keys[0], settings["merge_key_ranges"])
-            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, sequence, spec))
+            yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, settings["sequence"], spec))
             if spec is not None:
                 key_ranges = [
                     [self.call("key_range_literal", value, spec["type"]) for value in pair] for pair in KEY_RANGES
                 ]
-        if settings["history"]:
-            yield from self.history_write(stream, compiled, keys, first, statement, settings, data_columns, key_ranges)
-            return
-        if events:
-            tombstones = (
-                self.call("stream_tombstones_relation", self.this) if settings["delete_mode"] == "hard" else None
-            )
-            applied = [] if first else [self.this, *([tombstones] if tombstones is not None else [])]
-            netted = self.call("sequenced_changes_sql", compiled, keys, self.output_columns, events, applied)
-            if tombstones is not None:
-                retention = events["tombstone_retention"]
-                yield statement(
-                    "tombstones",
-                    self.call("stream_tombstones_sql", tombstones, netted, keys, sequence, retention, first),
-                )
-        else:
-            netted = self.call("net_changes_sql", compiled, keys, self.output_columns)
+        args = {
+            "compiled_code": compiled,
+            "keys": keys,
+            "columns": self.output_columns,
+            "data_columns": data_columns,
+            "settings": settings,
+            "stream": self.call("stream_group", [stream]),
+            "target": self.this,
+            "existing": None if first else self.this,
+            "rebuild": first,
+            "key_ranges": key_ranges,
+            "relation_exists": lambda relation: not first,
+        }
+        plan = self.call("stream_merge_strategy_sql", settings["strategy"], args)
+        for step in plan["statements"]:
+            yield statement("tombstones", step["sql"])
         if first:
-            deleted_columns = self.output_columns if events else None
-            build_sql = self.call("stream_merge_build_sql", netted, data_columns, soft, keys, deleted_columns)
-            yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", stream))
-            return
-        update_columns = settings["merge_update_columns"]
-        if update_columns is None:
-            excluded = settings["merge_exclude_columns"] or []
-            update_columns = [column for column in data_columns if column not in excluded]
-        if events:
-            merge_sql = self.call(
-                "stream_events_merge_sql",
-                self.this,
-                netted,
-                keys,
-                settings["delete_mode"],
-                update_columns,
-                data_columns,
-                events,
-                tombstones,
-                self.output_columns,
-                key_ranges,
-            )
-            yield statement("write", merge_sql)
-            return
-        source_sql = self.call(
-            "stream_merge_source_sql", netted, data_columns, "__commit_timestamp" in self.output_columns
-        )
-        yield statement(
-            "write",
-            self.call(
-                "stream_merge_sql",
-                self.this,
-                source_sql,
-                keys,
-                settings["delete_mode"],
-                update_columns,
-                data_columns,
-                stream,
-                key_ranges,
-            ),
-        )
+            yield statement("write", self.call("stream_write_sql", self.this, plan["write_sql"], "overwrite", stream))
+        else:
+            yield statement("write", plan["write_sql"])
 
 
 def golden_text(model: str, statements: list[Statement]) -> str:

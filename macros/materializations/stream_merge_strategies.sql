@@ -1,0 +1,87 @@
+{#-- stream_merge's strategies (docs/architecture.md, "stream_merge's strategies"): the SQL of a run
+     for each way a target is kept, chosen once from the settings (stream_settings_of's
+     `strategy`), as dbt-spark's incremental strategies are. Each returns the run's plan and runs
+     nothing:
+     - `statements`: statements to run before the target's commit ({name, sql}; the tombstones of
+       CDC events);
+     - `write_sql`: the rows of a rebuild (written by stream_write_sql), or the MERGE of a later run;
+     - `upserts_sql`: on a later run, the rows the MERGE writes, whose columns on_schema_change
+       compares with the target's; none on a rebuild.
+     `args`: compiled_code, keys, columns (the output's), data_columns (the target's), settings,
+     stream, target, existing (the target relation on a later run, none on a rebuild), rebuild,
+     key_ranges, and relation_exists (a macro telling whether a relation exists). --#}
+{% macro stream_merge_strategy_sql(strategy, args) %}
+  {%- if strategy == 'net' -%}
+    {{ return(dbt_tablestream.stream_merge_net_sql(args)) }}
+  {%- elif strategy == 'events' -%}
+    {{ return(dbt_tablestream.stream_merge_events_sql(args)) }}
+  {%- elif strategy == 'history' -%}
+    {{ return(dbt_tablestream.stream_merge_history_sql(args)) }}
+  {%- endif -%}
+  {{ exceptions.raise_compiler_error("No known SQL for the stream_merge strategy '" ~ strategy ~ "'. Accepted values: net, events, history.") }}
+{% endmacro %}
+
+
+{#-- Net changes per key (the default): one change per key and window, upserted or deleted. --#}
+{% macro stream_merge_net_sql(args) %}
+  {%- set changes = dbt_tablestream.net_changes_sql(args.compiled_code, args['keys'], args.columns) -%}
+  {%- if args.rebuild -%}
+    {{ return({'statements': [], 'upserts_sql': none,
+               'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, args.settings.delete_mode == 'soft', args['keys'])}) }}
+  {%- endif -%}
+  {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns, '__commit_timestamp' in args.columns) -%}
+  {{ return({'statements': [], 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
+             'write_sql': dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
+                                                            dbt_tablestream.stream_merge_update_columns(args.settings, args.data_columns),
+                                                            args.data_columns, args.stream, args.key_ranges)}) }}
+{% endmacro %}
+
+
+{#-- CDC events (`sequence_by`): per key the newest event by sequence, against what the target
+     already holds; under delete_mode hard the deletes are remembered in a tombstones table beside
+     the target (docs/architecture.md, "Event sources"). --#}
+{% macro stream_merge_events_sql(args) %}
+  {%- set settings = args.settings -%}
+  {%- set events = settings.events -%}
+  {%- set tombstones = dbt_tablestream.stream_tombstones_relation(args.target) if settings.delete_mode == 'hard' else none -%}
+  {%- set tombstones_exist = tombstones is not none and not args.rebuild and args.relation_exists(tombstones) -%}
+  {%- set applied = [] if args.rebuild else [args.existing] + ([tombstones] if tombstones_exist else []) -%}
+  {%- set changes = dbt_tablestream.sequenced_changes_sql(args.compiled_code, args['keys'], args.columns, events, applied) -%}
+  {%- set statements = [] -%}
+  {%- if tombstones is not none -%}
+    {%- do statements.append({'name': 'stream_tombstones',
+        'sql': dbt_tablestream.stream_tombstones_sql(tombstones, changes, args['keys'], events.sequence, events.tombstone_retention, not tombstones_exist)}) -%}
+  {%- endif -%}
+  {%- if args.rebuild -%}
+    {#-- A soft-deleted row is the key's tombstone, so a delete builds one too. --#}
+    {{ return({'statements': statements, 'upserts_sql': none,
+               'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, settings.delete_mode == 'soft', args['keys'], args.columns)}) }}
+  {%- endif -%}
+  {{ return({'statements': statements, 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
+             'write_sql': dbt_tablestream.stream_events_merge_sql(args.target, changes, args['keys'], settings.delete_mode,
+                                                                   dbt_tablestream.stream_merge_update_columns(settings, args.data_columns),
+                                                                   args.data_columns, events, tombstones, args.columns, args.key_ranges)}) }}
+{% endmacro %}
+
+
+{#-- History (`scd_type: 2`): every version of each key, with dbt snapshot's columns
+     (docs/architecture.md, "History"). --#}
+{% macro stream_merge_history_sql(args) %}
+  {%- set settings = args.settings -%}
+  {%- set history = dict(settings.history) -%}
+  {%- do history.update({'tracked': dbt_tablestream.history_tracked_columns(args.stream, history, args.data_columns, args['keys'], settings.sequence)}) -%}
+  {%- set versions = dbt_tablestream.history_versions_sql(args.compiled_code, args['keys'], args.columns, args.data_columns, history, settings.events,
+                                                           none if args.rebuild else args.existing) -%}
+  {%- if args.rebuild -%}
+    {{ return({'statements': [], 'upserts_sql': none, 'write_sql': dbt_tablestream.stream_history_build_sql(versions, args['keys'])}) }}
+  {%- endif -%}
+  {{ return({'statements': [], 'upserts_sql': versions,
+             'write_sql': dbt_tablestream.stream_history_merge_sql(args.target, versions, args.data_columns, history, args['keys'], args.key_ranges)}) }}
+{% endmacro %}
+
+
+{#-- The columns an update sets: merge_update_columns, or the target's less merge_exclude_columns. --#}
+{% macro stream_merge_update_columns(settings, data_columns) %}
+  {%- if settings.merge_update_columns is not none -%}{{ return(settings.merge_update_columns) }}{%- endif -%}
+  {{ return(data_columns | reject('in', settings.merge_exclude_columns or []) | list) }}
+{% endmacro %}
