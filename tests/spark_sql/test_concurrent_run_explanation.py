@@ -22,6 +22,13 @@ MARKER = {
     "tablestream.source_table_id": "81702017-2952-451c-85c6-14256900d07f",
     "tablestream.invocation_id": "63cac994-f9e1-4d9f-9925-60bee022aa25",
 }
+# The shape every commit has now: a group of one input (stream_marker_metadata).
+GROUP_OF_ONE = {
+    **{key: MARKER[key] for key in ("tablestream.stream", "tablestream.stream_id", "tablestream.to")},
+    "tablestream.source": MARKER["tablestream.source"],
+    "tablestream.invocation_id": MARKER["tablestream.invocation_id"],
+    "tablestream.inputs": [MARKER],
+}
 
 
 def delta_conflict_message(marker: dict[str, object]) -> str:
@@ -43,9 +50,10 @@ def delta_conflict_message(marker: dict[str, object]) -> str:
     )
 
 
-def test_a_lost_race_is_explained_with_the_winners_window(renderer: SparkRenderer) -> None:
+@pytest.mark.parametrize("marker", [GROUP_OF_ONE, MARKER], ids=["group_of_one", "single_shape"])
+def test_a_lost_race_is_explained_with_the_winners_window(renderer: SparkRenderer, marker: dict[str, object]) -> None:
     explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
-    explanation = str(explain("current", delta_conflict_message(MARKER)))
+    explanation = str(explain("current", delta_conflict_message(marker)))
     assert explanation.startswith("Stream current__app_t on app.t is being consumed by another run: ")
     assert "run 63cac994-f9e1-4d9f-9925-60bee022aa25 committed the window (1, 3] to model current" in explanation
     assert "Nothing was written by this run and its offset did not move" in explanation
