@@ -1,4 +1,4 @@
-"""Many random histories per dbt invocation: a batch of lanes (README, "Tests").
+"""Many random histories per dbt invocation: a batch of lanes (CONTRIBUTING.md, "The tests").
 
 A stream model's run on delta-spark costs seconds whatever its window holds (measured here: 2.5 to
 3.8 s a model on two cores, and no faster with four dbt threads), so the histories of a property
@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import CDF, ROW_TRACKING, StreamBench
 
-# Histories per property example: CI runs one example of each property, 48 histories (README,
-# "Tests"); a window's commits, not its lanes, set a run's cost.
+# Histories per property example: CI runs one example of each property, 48 histories (CONTRIBUTING.md,
+# "The tests"); a window's commits, not its lanes, set a run's cost.
 LANES = int(os.environ.get("TABLESTREAM_LANES", "48"))
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 LANE_KEY = "['lane', 'id']"

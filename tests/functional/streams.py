@@ -30,7 +30,7 @@ ROW_TRACKING = {TRACKING["changes"]: "true"}
 # Both ways a stream reads its source (stream_read); a `changes` bench writes its source with
 # Spark, because delta-rs cannot write a table with row tracking. The scenarios' `changes` variants
 # are opt-in (`-m changes_full`): the suite's 30 minutes cannot hold them, and test_changes_read
-# and the property test cover the changelog read in the default suite (README, "Tests").
+# and the property test cover the changelog read in the default suite (CONTRIBUTING.md, "The tests").
 STREAM_READS_FULL = ["table_changes", pytest.param("changes", marks=pytest.mark.changes_full)]
 
 
