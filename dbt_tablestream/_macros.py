@@ -26,6 +26,7 @@ _CHECKOUT = Path(__file__).resolve().parents[1] / "macros"
 MACRO_FILES = (
     "streams/stream_value.sql",
     "streams/stream_inputs.sql",
+    "streams/stream_position.sql",
     "streams/change_rows.sql",
     "streams/window.sql",
     "offsets/offsets_log.sql",

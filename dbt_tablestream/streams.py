@@ -19,7 +19,6 @@ applied at least once.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -45,13 +44,15 @@ class Position:
 class StreamWindow:
     """The changes ``(after, through]`` of one consume: read them, write them, and the offset moves."""
 
-    def __init__(self, stream: TableStream, position: Position, through: int, view: str | None) -> None:
+    def __init__(self, stream: TableStream, position: Position, window: dict[str, Any]) -> None:
         self.stream = stream
         self.position = position
+        # The window as the macros pinned it (stream_input, cut by stream_window_parts).
+        self.window = window
         self.after = position.offset
-        self.through = through
-        self.view = view
-        self.dataframe: DataFrame = stream.spark.sql(stream._window_sql(view, position, through))
+        self.through: int = window["through"]
+        self.view: str | None = window["view"]
+        self.dataframe: DataFrame = stream.spark.sql(stream._window_sql(window))
         self.rows_written: int | None = None
         self.target: str | None = None
 
@@ -65,14 +66,14 @@ class StreamWindow:
 
     def append_to(self, table: str, *, columns: list[str] | None = None) -> int:
         """Append the window's rows (or ``columns`` of them) to ``schema.table`` as one Delta commit
-        carrying the stream's marker; creates the table on first use. Returns rows written (0 when a
-        previous, interrupted consume had already written this window)."""
+        carrying the stream's marker; creates the table on first use. An existing table keeps its
+        columns, as a table_stream under on_schema_change 'ignore': a column the source gained is
+        left out, and a window without one of the table's columns is refused. Returns rows written
+        (0 when a previous, interrupted consume had already written this window)."""
         schema, _, name = table.partition(".")
         if not name:
             raise StreamError(f"Stream {self.stream.name}: append_to takes a qualified `schema.table`, got {table!r}.")
-        select = ", ".join(f"`{column}`" for column in columns) if columns else "*"
-        sql = f"select {select} from ({self.stream._window_sql(self.view, self.position, self.through)}) as __tablestream_window"
-        written = self.stream._append(schema.lower(), name.lower(), sql, self)
+        written = self.stream._append(schema.lower(), name.lower(), columns, self)
         self.rows_written = (self.rows_written or 0) + written
         self.target = table
         return written
@@ -140,13 +141,27 @@ class TableStream:
             "(a version whose changes can still be read), or open it again under a new name."
         )
 
-    def _source_state(self) -> tuple[int, str]:
-        """The source's latest version and Delta table id."""
+    def _source_state(self, with_history: bool = False) -> dict[str, Any]:
+        """The source's state (stream_source_state_of): latest version, table id, tracking, and
+        with ``with_history`` the earliest readable change version."""
         if not self.spark.catalog.tableExists(self.source):
             raise StreamError(f"Stream {self.name}: the source {self.source} does not exist.")
-        detail = self.spark.sql(f"describe detail {self.relation}").collect()[0]
-        latest = self.spark.sql(f"describe history {self.relation} limit 1").collect()[0]
-        return int(latest["version"]), str(detail["id"])
+        detail = self.spark.sql(render("describe_detail_sql", self.relation)).collect()[0].asDict()
+        latest = self.spark.sql(render("describe_history_sql", self.relation, 1)).collect()[0].asDict()
+        properties_sql = render("table_properties_sql", self.relation)
+        properties = {row[0]: row[1] for row in self.spark.sql(properties_sql).collect()}
+        history = (
+            [row.asDict() for row in self.spark.sql(render("describe_history_sql", self.relation, None)).collect()]
+            if with_history
+            else []
+        )
+        read = self.settings["stream_read"]
+        state: dict[str, Any] = render(
+            "stream_source_state_of", self.name, self.source, detail, latest, properties, history, read
+        )
+        if not state["tracked"]:
+            raise StreamError(render("stream_untracked_message", self.name, self.source, read, False))
+        return state
 
     def _logged(self) -> dict[str, Any] | None:
         if not self.spark.catalog.tableExists(f"{self.offsets_schema}.tablestream_offsets"):
@@ -155,38 +170,16 @@ class TableStream:
         return rows[0].asDict() if rows else None
 
     def _position(self) -> Position:
-        row = self._logged()
-        if row is not None and row["to_version"] is not None:
-            logged = Position(int(row["epoch"]), int(row["to_version"]), row["source_table_id"])
-            marked = self._marked_position()
-            # A consume that wrote its target but died before logging its offset: the marker wins.
-            return max(logged, marked, key=lambda p: (p.epoch, p.offset)) if marked else logged
-        # New, or reset back to its start: log where it starts, in a new epoch.
-        latest, table_id = self._source_state()
-        if self.start_at == "latest":
-            start = latest
-        elif self.start_at == "earliest":
-            start = self._earliest_change_version(latest) - 1
-        else:
-            assert isinstance(self.start_at, Mapping)
-            start = int(self.start_at["version"])
-            if start > latest:
-                raise StreamError(
-                    f"Stream {self.name}: start_at version {start} is beyond the latest version {latest} of {self.source}."
-                )
-        epoch = int(row["epoch"]) if row is not None else 0
-        self._log_offset(epoch, table_id, None, start, None, "")
-        return Position(epoch, start, table_id)
-
-    def _earliest_change_version(self, latest: int) -> int:
-        """The commit that turned the change feed on, or the oldest commit in the log."""
-        history = self.spark.sql(f"describe history {self.relation}").collect()
-        enabled = [
-            int(row["version"])
-            for row in history
-            if re.search(r"enableChangeDataFeed\W+true", str(row["operationParameters"]), re.IGNORECASE)
-        ]
-        return max(enabled) if enabled else min(int(row["version"]) for row in history)
+        """Where the stream stands (stream_position): its log row, or its target's marker when a
+        consume wrote the target but died before logging its offset. A new stream, or one reset
+        back to its start, logs where it starts (stream_start_after), so later changes are pending."""
+        position = render("stream_position", self._logged(), self._marker(), True, False)
+        if not position["restart"]:
+            return Position(int(position["epoch"]), int(position["after"]), position["table_id"])
+        state = self._source_state(with_history=self.start_at == "earliest")
+        start = int(render("stream_start_after", self.start_at, state, self.name, self.source))
+        self._log_offset(int(position["epoch"]), state["table_id"], None, start, None, "")
+        return Position(int(position["epoch"]), start, state["table_id"])
 
     def _log_offset(
         self, epoch: int, table_id: str | None, after: int | None, through: int, rows: int | None, target: str
@@ -210,15 +203,13 @@ class TableStream:
         columns = render("offsets_columns")
         self.spark.sql(render("offsets_log_append_sql", self.offsets_relation, row_sql, columns))
 
-    def _marked_position(self) -> Position | None:
-        """The newest commit on the target made by this stream, from its commitInfo.userMetadata."""
+    def _marker(self) -> dict[str, Any] | None:
+        """This stream's newest marker on its target (find_marker), from commitInfo.userMetadata."""
         if self.target is None or not self.spark.catalog.tableExists(self.target):
             return None
         history = [row.asDict() for row in self.spark.sql(f"describe history {self.target} limit 50").collect()]
-        marker = render("find_marker", history, self.name)
-        if marker is None:
-            return None
-        return Position(int(marker["epoch"]), int(marker["to"]), marker.get("source_table_id"))
+        marker: dict[str, Any] | None = render("find_marker", history, self.name)
+        return marker
 
     @property
     def offset(self) -> int:
@@ -233,23 +224,39 @@ class TableStream:
         return self._open_window().dataframe
 
     def _open_window(self) -> StreamWindow:
+        """The window from the stream's offset to the source's latest version, cut and checked by
+        the rules resolve_stream applies (stream_window_parts, window_problem)."""
         position = self._position()
-        latest, table_id = self._source_state()
-        stream = self._stream(position, latest, table_id)
-        history, retained_from = None, None
-        if 0 <= position.offset < latest:
-            history = self._history_since(position.offset + 1, latest)
-            properties_sql = render("table_properties_sql", self.relation)
-            properties = {row[0]: row[1] for row in self.spark.sql(properties_sql).collect()}
-            stream["file_retention"] = render("file_retention", properties)
-            retained_from = self.spark.sql(render("retained_from_sql", stream["file_retention"])).collect()[0][0]
-        problem = render(
-            "window_problem", self.source, stream, position.table_id, self._remedy(), history, retained_from
+        state = self._source_state()
+        fields = {
+            "stream": self.name,
+            "epoch": position.epoch,
+            "source": self.source,
+            "source_table_id": state["table_id"],
+            "after": position.offset,
+            "through": state["latest_version"],
+            "latest": state["latest_version"],
+            "file_retention": state["file_retention"],
+        }
+        window: dict[str, Any] = render("stream_input", self.settings, fields)
+        commits = (
+            self._history_since(position.offset + 1, window["through"]) if position.offset < window["through"] else None
         )
-        if problem is not None:
-            raise StreamError(problem)
-        read = render("window_relation_sql", self.source, stream) if latest > position.offset else None
-        return StreamWindow(self, position, latest, read)
+        parts = render("stream_window_parts", window, position.table_id, commits)
+        recreated = parts.pop("recreated")
+        window.update(parts)
+        if window["after"] < window["through"] or recreated:
+            retained_from = None
+            if commits is not None:
+                retained_from = self.spark.sql(render("retained_from_sql", window["file_retention"])).collect()[0][0]
+            problem = render(
+                "window_problem", self.source, window, position.table_id, self._remedy(), commits, retained_from
+            )
+            if problem is not None:
+                raise StreamError(problem)
+        if window["after"] < window["through"]:
+            window["view"] = render("window_relation_sql", self.source, window)
+        return StreamWindow(self, position, window)
 
     def _history_since(self, first: int, through: int) -> list[dict[str, Any]]:
         """The source's commits from version ``first`` on (history_since, driven from Python)."""
@@ -261,24 +268,13 @@ class TableStream:
             limit = render("history_limit_to_reach", rows, first, limit)
         return rows
 
-    def _stream(self, position: Position, through: int, table_id: str | None) -> dict[str, Any]:
-        """The stream as the macros know it (stream_input, as resolve_stream builds it)."""
-        fields = {
-            "stream": self.name,
-            "epoch": position.epoch,
-            "source": self.source,
-            "source_table_id": table_id,
-            "after": position.offset,
-            "through": through,
-        }
-        stream: dict[str, Any] = render("stream_input", self.settings, fields)
-        return stream
-
-    def _window_sql(self, read: str | None, position: Position, through: int) -> str:
-        """The window's rows in the stream column contract (change_rows_sql, as source_stream())."""
-        stream = {**self._stream(position, through, position.table_id), "view": read}
-        columns = [field for field in self.spark.table(self.relation).schema.fields]
-        return "select * from " + render("change_rows_sql", stream, self.relation, columns)
+    def _window_sql(self, window: dict[str, Any]) -> str:
+        """The window's rows in the stream column contract (change_rows_sql, as source_stream()),
+        read with the source's columns at the window's schema version."""
+        version = window["schema_version"]
+        read = self.relation if version is None else f"(select * from {self.relation} version as of {int(version)})"
+        columns = self.spark.sql(f"select * from {read} as __tablestream_source limit 0").schema.fields
+        return "select * from " + render("change_rows_sql", window, self.relation, columns)
 
     def consume(self, fn: Callable[[DataFrame], T] | None = None) -> Any:
         """``consume(fn)``: call ``fn`` with the pending changes; when it returns, advance the stream
@@ -312,19 +308,39 @@ class TableStream:
             window.target or self.target or "",
         )
 
-    def _append(self, schema: str, name: str, sql: str, window: StreamWindow) -> int:
+    def _append(self, schema: str, name: str, columns: list[str] | None, window: StreamWindow) -> int:
         """One INSERT (or the CREATE of a new table) carrying the stream's marker, set and reset with
         the statements the materializations use: Delta skips it when a previous consume already
         recorded this window for the stream's app id."""
-        stream = render("stream_group", [self._stream(window.position, window.through, window.position.table_id)])
-        invocation_id = f"pyspark-{uuid.uuid4()}"
         relation = f"`{schema}`.`{name}`"
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")
+        window_sql = self._window_sql(window.window)
+        available = [field.name for field in self.spark.sql(window_sql).schema.fields]
+        if exists and columns is None:
+            columns = self.spark.table(f"{schema}.{name}").columns
+            missing = [column for column in columns if column.lower() not in {field.lower() for field in available}]
+            if missing:
+                raise StreamError(
+                    f"Stream {self.name}: the window ({window.after}, {window.through}] of {self.source} has no column "
+                    f"{', '.join(missing)} of {schema}.{name}"
+                    + (
+                        f" (the window starts at the schema change {window.window['schema_change']})"
+                        if window.window["schema_change"]
+                        else ""
+                    )
+                    + ". Nothing was written and the stream did not move. Append to a new table, or pass the "
+                    "columns to write with append_to(..., columns=[...])."
+                )
+        select = ", ".join(f"`{column}`" for column in columns) if columns else "*"
+        sql = f"select {select} from ({window_sql}) as __tablestream_window"
+        stream = render("stream_group", [window.window])
+        invocation_id = f"pyspark-{uuid.uuid4()}"
         try:
             for statement in render("stream_commit_open_sql", stream, invocation_id=invocation_id):
                 self.spark.sql(statement)
             if exists:
-                self.spark.sql(f"insert into {relation} {sql}")
+                named = f" ({select})" if columns else ""
+                self.spark.sql(f"insert into {relation}{named} {sql}")
             else:
                 self.spark.sql(f"create table {relation} using delta as {sql}")
         finally:

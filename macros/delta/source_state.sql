@@ -21,30 +21,13 @@
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
   {%- endif -%}
   {%- set detail = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0] -%}
-  {%- if (detail['format'] | lower) != 'delta' -%}
-    {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
-        ~ "Convert it with `CONVERT TO DELTA " ~ relation ~ "` or stream a Delta table.") }}
-  {%- endif -%}
   {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0] -%}
   {%- set properties = {} -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(relation)).rows -%}
     {%- do properties.update({row[0]: row[1]}) -%}
   {%- endfor -%}
-  {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
-  {%- set tracked = (properties.get(tracking, 'false') | string | lower) == 'true' -%}
-
   {%- set history = run_query(dbt_tablestream.describe_history_sql(relation, none)).rows if (want_earliest or at_timestamp is not none) else [] -%}
-  {%- set earliest = none -%}
-  {%- if want_earliest and tracked -%}
-    {#-- Tracking is on now; it has been on since the newest commit that set it, or since the
-         oldest commit still in the log. --#}
-    {%- set found = {'version': history[-1]['version'] | int} -%}
-    {%- for row in history if tracking in (row['operationParameters'] | string) -%}
-      {%- if loop.first -%}{%- do found.update({'version': row['version'] | int}) -%}{%- endif -%}
-    {%- endfor -%}
-    {%- set earliest = found.version -%}
-  {%- endif -%}
+  {%- set state = dbt_tablestream.stream_source_state_of(stream_name, source, detail, latest, properties, history, read) -%}
   {%- set version_at_timestamp = none -%}
   {%- if at_timestamp is not none -%}
     {%- set moment = run_query(dbt_tablestream.timestamp_sql(at_timestamp)).rows[0][0] -%}
@@ -61,6 +44,33 @@
     {%- endif -%}
     {%- set version_at_timestamp = candidates | max -%}
   {%- endif -%}
+  {%- do state.update({'version_at_timestamp': version_at_timestamp}) -%}
+  {{ return(state) }}
+{% endmacro %}
+
+
+{#-- The source's state from what was read of it: its `describe detail` row, its latest history
+     row, its table properties and (for start_at earliest) its history, newest first. Refuses a
+     source that is not Delta. Pure: the PySpark API renders it with its own reads.
+     `earliest_change_version`: tracking (stream_tracking_property) is on now, and has been since
+     the newest commit that set it, or since the oldest commit still in the log; none when
+     tracking is off or no history was read. --#}
+{% macro stream_source_state_of(stream_name, source, detail, latest, properties, history, read='table_changes') %}
+  {%- if (detail['format'] | lower) != 'delta' -%}
+    {{ exceptions.raise_compiler_error(
+        "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
+        ~ "Convert it with `CONVERT TO DELTA " ~ source ~ "` or stream a Delta table.") }}
+  {%- endif -%}
+  {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
+  {%- set tracked = (properties.get(tracking, 'false') | string | lower) == 'true' -%}
+  {%- set earliest = none -%}
+  {%- if tracked and history -%}
+    {%- set found = {'version': history[-1]['version'] | int} -%}
+    {%- for row in history if tracking in (row['operationParameters'] | string) -%}
+      {%- if loop.first -%}{%- do found.update({'version': row['version'] | int}) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- set earliest = found.version -%}
+  {%- endif -%}
   {{ return({
       'latest_version': latest['version'] | int,
       'table_id': detail['id'],
@@ -68,6 +78,6 @@
       'tracked': tracked,
       'file_retention': dbt_tablestream.file_retention(properties),
       'earliest_change_version': earliest,
-      'version_at_timestamp': version_at_timestamp,
+      'version_at_timestamp': none,
   }) }}
 {% endmacro %}

@@ -37,44 +37,13 @@
   {%- set logged = dbt_tablestream.read_stream_offset(stream_name) -%}
   {%- set marker = dbt_tablestream.stream_target_marker(this, stream_name) if target_exists else none -%}
 
-  {#-- reset_stream back to start_at and drop_stream leave a row without an offset: the next run
-       starts again, in the epoch that row opened. --#}
-  {%- set restart_pending = logged is not none and logged.mode in ['reset', 'dropped'] and logged.to_version is none -%}
-  {%- set positions = [] -%}
-  {%- if logged is not none and not restart_pending and target_exists -%}
-    {%- do positions.append({'epoch': logged.epoch | int, 'to': logged.to_version | int, 'table_id': logged.source_table_id}) -%}
-  {%- endif -%}
-  {%- if marker is not none -%}
-    {%- do positions.append({'epoch': marker.epoch | int, 'to': marker.to | int, 'table_id': marker.source_table_id}) -%}
-  {%- endif -%}
-  {%- set current = (positions | sort(attribute='to') | sort(attribute='epoch') | list | last) if positions else none -%}
-
-  {%- set restart = current is none or should_full_refresh() or restart_pending -%}
+  {%- set position = dbt_tablestream.stream_position(logged, marker, target_exists, should_full_refresh()) -%}
+  {%- set restart, epoch, table_id = position.restart, position.epoch, position.table_id -%}
   {%- if restart -%}
-    {%- set logged_epoch = none if logged is none else ((logged.epoch | int) if restart_pending else (logged.epoch | int) + 1) -%}
-    {%- set epoch = [(current.epoch + 1) if current is not none else 0, logged_epoch if logged_epoch is not none else 0] | max -%}
-    {%- if start_at == 'snapshot' or start_at == 'latest' -%}
-      {%- set after = state.latest_version -%}
-    {%- elif start_at == 'earliest' -%}
-      {%- if state.earliest_change_version is none -%}
-        {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": the source " ~ relation ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ relation ~ "}'`, or use start_at: latest.") }}
-      {%- endif -%}
-      {%- set after = state.earliest_change_version - 1 -%}
-    {%- elif 'stream' in start_at -%}
-      {%- set after = dbt_tablestream.stream_offset_to_start_at(stream_name, start_at.stream, relation, state) -%}
-    {%- elif 'version' in start_at -%}
-      {%- if start_at.version > state.latest_version -%}
-        {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ relation ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
-      {%- endif -%}
-      {%- set after = start_at.version | int -%}
-    {%- else -%}
-      {%- set after = state.version_at_timestamp -%}
-    {%- endif -%}
-    {%- set table_id = none -%}
+    {%- set other_offset = dbt_tablestream.stream_offset_to_start_at(stream_name, start_at.stream, relation, state) if start_at is mapping and 'stream' in start_at else none -%}
+    {%- set after = dbt_tablestream.stream_start_after(start_at, state, stream_name, dbt_tablestream.stream_source_name(relation), other_offset) -%}
   {%- else -%}
-    {%- set epoch = current.epoch -%}
-    {%- set after = current.to -%}
-    {%- set table_id = current.table_id -%}
+    {%- set after = position.after -%}
   {%- endif -%}
 
   {%- set snapshot = restart and start_at == 'snapshot' -%}
@@ -90,29 +59,12 @@
       'after': after, 'through': through, 'latest': state.latest_version, 'restart': restart, 'snapshot': snapshot,
       'timestamp': state.latest_timestamp, 'file_retention': state.file_retention, 'runs': logged.runs if logged is not none else none,
   }) -%}
-  {#-- A continuing stream is checked even when its window looks empty: a source dropped and
-       recreated with fewer versions than the offset would otherwise pass as "nothing new". --#}
-  {%- set recreated = not restart and (table_id != state.table_id or after > state.latest_version) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
+  {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream) -%}
+  {%- set parts = dbt_tablestream.stream_window_parts(stream, table_id, window_rows) -%}
+  {%- set recreated = parts.pop('recreated') -%}
+  {%- do stream.update(parts) -%}
   {%- if snapshot or after < through or recreated -%}
-    {#-- A window ends before a schema change; the next starts at it (delta_schema_operations). --#}
-    {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream) -%}
-    {%- set split = dbt_tablestream.schema_change_split(after, through, window_rows) if not recreated else none -%}
-    {%- if split is not none -%}
-      {%- do stream.update({'through': split.version - 1, 'split': split.operation ~ ' at version ' ~ split.version}) -%}
-    {%- endif -%}
-    {#-- A window starts at a schema change when the previous one ended before it: its part is
-         applied under on_schema_change, and a refusal names the change. --#}
-    {%- for row in window_rows or [] if not recreated and not snapshot and (row['version'] | int) == after + 1
-          and (row['operation'] | upper) in dbt_tablestream.delta_schema_operations() -%}
-      {%- do stream.update({'schema_change': (row['operation'] | upper) ~ ' at version ' ~ row['version']}) -%}
-    {%- endfor -%}
-    {#-- Delta reads a range with its end version's schema (column mapping), so a window ending
-         before a later schema change is read with that version's columns, not the current ones. --#}
-    {%- for row in window_rows or [] if (row['version'] | int) > stream.through
-          and (row['operation'] | upper) in dbt_tablestream.delta_schema_operations() and stream.schema_version is none -%}
-      {%- do stream.update({'schema_version': stream.through}) -%}
-    {%- endfor -%}
     {#-- With on_stale other than fail, a stale or recreated source is recovered from, not refused
          (recover_stale_stream); any other problem is refused. --#}
     {%- set on_stale = settings.on_stale -%}
