@@ -12,6 +12,7 @@
   {%- set settings = dbt_tablestream.stream_settings() -%}
   {%- set keys = settings.unique_key -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
+  {%- do dbt_tablestream.check_stream_model_features(stream) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set schema = dbt_tablestream.stream_output_schema(stream, compiled_code, keys, settings.sequence, settings.strategy == 'history') -%}
@@ -46,6 +47,7 @@
         'compiled_code': compiled_code, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
         'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation, 'rebuild': rebuild,
         'key_ranges': key_ranges, 'relation_exists': dbt_tablestream.stream_relation_exists}) -%}
+    {%- do dbt_tablestream.check_stream_contract(stream, plan.write_sql if rebuild else plan.upserts_sql, rebuild) -%}
     {%- for step in plan.statements -%}
       {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
     {%- endfor -%}
@@ -67,7 +69,7 @@
     {%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read) -%}
+  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
 
   {{ run_hooks(post_hooks) }}
 

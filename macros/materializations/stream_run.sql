@@ -102,8 +102,10 @@
 {% endmacro %}
 
 
-{#-- After the target write: the offsets log, the fault points around it, and the run's summary. --#}
-{% macro finish_stream_run(stream, response, rows_read=none) %}
+{#-- After the target write: the offsets log, the fault points around it, the run's summary, then
+     dbt's model features on the target (`built`: {relation, existing, rebuilt};
+     apply_stream_model_features). --#}
+{% macro finish_stream_run(stream, response, rows_read, built) %}
   {%- if response is not none and response.code == 'SKIPPED' -%}
     {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream.stream_window_text(stream)
            ~ " was already applied by a concurrent run; no-op", info=True) }}
@@ -114,6 +116,7 @@
   {%- do dbt_tablestream.append_stream_offset(stream, rows_written) -%}
   {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
   {{ log(dbt_tablestream.stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
+  {%- do dbt_tablestream.apply_stream_model_features(built.relation, built.existing, built.rebuilt) -%}
 {% endmacro %}
 
 

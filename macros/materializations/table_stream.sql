@@ -5,6 +5,7 @@
 {% materialization table_stream, default %}
   {%- set settings = dbt_tablestream.stream_settings() -%}
   {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
+  {%- do dbt_tablestream.check_stream_model_features(stream) -%}
   {%- set keys = settings.unique_key -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -24,9 +25,11 @@
     {%- set existing_relation = none -%}
   {%- endif -%}
 
+  {%- set rebuild = existing_relation is none or stream.restart -%}
+  {%- do dbt_tablestream.check_stream_contract(stream, rows_sql if rebuild or stream.view is not none else none, rebuild) -%}
   {%- do dbt_tablestream.fault_point('before_target_commit') -%}
   {%- set response = none -%}
-  {%- if existing_relation is none or stream.restart -%}
+  {%- if rebuild -%}
     {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
@@ -43,7 +46,7 @@
     {%- do adapter.drop_relation(tmp_relation) -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read) -%}
+  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
 
   {{ run_hooks(post_hooks) }}
 
