@@ -25,6 +25,8 @@ variants, the statements it sent.
                                          # (bench/results/scale.json; 10M took 26 minutes here)
     python bench/run.py --scale --sizes 100000000 --patterns clustered
                                          # one size and pattern; scale.json keeps the others
+    python bench/run.py --scale --sizes 100000000 --patterns scattered --variants stream_merge \
+        cdf_incremental rebuild floor floor_expert   # some variants (a dash in the tables for the rest)
 
 `--scale` asks whether a run costs what changed as the target grows: each size gets a source of
 key-ordered files with deletion vectors (so that changing it is cheap), every variant built from
@@ -365,20 +367,26 @@ def run_size(
 
 
 def run_scale(
-    bench: Bench, rows: int, rounds: int, log: Callable[[str], None], patterns: tuple[str, ...] = PATTERNS
+    bench: Bench,
+    rows: int,
+    rounds: int,
+    log: Callable[[str], None],
+    patterns: tuple[str, ...] = PATTERNS,
+    only: tuple[str, ...] = (*SCALE_VARIANTS, "floor", "floor_expert"),
 ) -> list[Measurement]:
     """Every --scale variant over one source of `rows` rows: `rounds` clustered changes, then
     `rounds` scattered ones (of `patterns`), each applied by every variant in a rotated order;
-    with the clustered pattern, what liquid clustering would cost."""
+    with the clustered pattern, what liquid clustering would cost. `only`: the variants to run."""
     started = time.perf_counter()
     bench.create_source(rows, bounded=True)
-    bench.dbt(["run", "--full-refresh", "-s", *SCALE_VARIANTS])
+    bench.dbt(["run", "--full-refresh", "-s", *(model for model in SCALE_VARIANTS if model in only)])
     log(f"{rows:,} rows: source and targets built in {time.perf_counter() - started:.0f} s")
     variants: list[tuple[str, Callable[[list[tuple[str, float]]], None]]] = [
         *((model, run_model(bench, model)) for model in SCALE_VARIANTS),
         ("floor", lambda statements: bench.floor()),
         ("floor_expert", lambda statements: bench.floor_expert()),
     ]
+    variants = [(name, action) for name, action in variants if name in only]
     measurements: list[Measurement] = []
     for offset, pattern in enumerate(PATTERNS):
         if pattern not in patterns:
@@ -494,13 +502,18 @@ def scale_markdown(results: dict[str, Any]) -> str:
     and stream_merge's first and last consecutive run."""
     lines: list[str] = []
     for pattern, by_size in results["table"].items():
-        variants = list(next(iter(by_size.values())))
+        variants = [
+            name for name in (*SCALE_VARIANTS, "floor", "floor_expert") if any(name in c for c in by_size.values())
+        ]
         lines += [
             f"| {pattern} 0.1% | " + " | ".join(variants) + " | stream_merge first / last run |",
             "|---|" + "---|" * (len(variants) + 1),
         ]
         for rows in sorted(by_size, key=int):
-            cells = " | ".join(f"{by_size[rows][name]['seconds']:.2f}" for name in variants)
+            # A variant left out at a size (--variants) shows as a dash; bench/README.md says why.
+            cells = " | ".join(
+                f"{by_size[rows][name]['seconds']:.2f}" if name in by_size[rows] else "-" for name in variants
+            )
             merge = by_size[rows]["stream_merge"]
             lines.append(f"| {int(rows) // 1_000_000}M | {cells} | {merge['first_s']:.2f} / {merge['last_s']:.2f} |")
         lines.append("")
@@ -781,6 +794,13 @@ def main(argv: list[str] | None = None) -> int:
         default=list(PATTERNS),
         help="--scale: the change patterns to measure (default both); the results file keeps the others",
     )
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        choices=(*SCALE_VARIANTS, "floor", "floor_expert"),
+        default=[*SCALE_VARIANTS, "floor", "floor_expert"],
+        help="--scale: the variants to run (default all); the results file keeps the others' cells at other sizes",
+    )
     parser.add_argument("--report", type=Path, help="print bench/README.md's tables from this results JSON and stop")
     args = parser.parse_args(argv)
     if args.report:
@@ -822,7 +842,7 @@ def main(argv: list[str] | None = None) -> int:
         kept = scale_measurements(args.out, args.sizes, args.patterns) if mode == "scale" else []
         for rows in args.sizes:
             if mode == "scale":
-                measurements += run_scale(bench, rows, args.rounds, log, tuple(args.patterns))
+                measurements += run_scale(bench, rows, args.rounds, log, tuple(args.patterns), tuple(args.variants))
                 write_scale(args, kept + measurements, time.perf_counter() - started, log)
             else:
                 measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
