@@ -1,10 +1,17 @@
+import re
 from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
 
+# The version is written once, in dbt_tablestream/__init__.py (dbt_project.yml carries none).
+VERSION = re.search(
+    r'^__version__ = "([^"]+)"', Path(__file__).with_name("dbt_tablestream").joinpath("__init__.py").read_text(), re.M
+)
+
 setup(
     name="dbt-tablestream",
-    version="0.1.0",
+    version=VERSION.group(1) if VERSION else "0",
+    license="Apache-2.0",
     description="Table streams for Spark lakehouse tables: a dbt package and its Python tools, on delta-spark",
     long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dbt_tablestream.exceptions import (
     EngineStartError,
     IngestError,
+    PendingUnknownError,
     ProfileError,
     StreamError,
     TablestreamError,
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "EngineStartError",
     "IngestError",
+    "PendingUnknownError",
     "ProfileError",
     "StreamError",
     "TablestreamError",

@@ -56,8 +56,14 @@ def latest_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return latest
 
 
-def stream_history(warehouse: Path, schema: str, stream: str) -> list[dict[str, Any]]:
-    return sorted((row for row in offsets_rows(warehouse, schema) if row["stream_name"] == stream), key=position_key)
+def stream_history(warehouse: Path, schemas: list[str], name: str) -> list[dict[str, Any]]:
+    """The offsets-log rows of the stream ``name``, or else of the streams of the model ``name``
+    (whose target is `<schema>.<name>`), from the logs of ``schemas``; oldest first."""
+    rows = [row for schema in schemas for row in offsets_rows(warehouse, schema)]
+    named = [row for row in rows if row["stream_name"] == name]
+    if not named:
+        named = [row for row in rows if str(row["target"]).rpartition(".")[2].lower() == name.lower()]
+    return sorted(named, key=lambda row: (row["stream_name"], *position_key(row)))
 
 
 def stream_statuses(warehouse: Path, schema: str) -> list[StreamStatus]:

@@ -3,8 +3,10 @@ logs with delta-rs, without a JVM.
 
 Whether a stream is pending is the package macro `stream_pending_reason`'s rule; this module reads
 what it needs (the offsets logs, each source's latest version, table id and commits past the
-offset) and asks the macro. Model names come from dbt's `target/manifest.json` when there is one
-(a model's alias or custom schema), else from the target table's name.
+offset) and asks the macro. The stream models, and so those that never ran, come from dbt's
+`target/manifest.json` (a model's alias or custom schema); without one it cannot tell, and says so
+(PendingUnknownError: the command exits 3) rather than report nothing pending. A logged stream whose
+model is not in the manifest is named after its target table.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from dbt_tablestream._macros import render
 from dbt_tablestream._offsets import DROPPED, latest_rows, offsets_rows
 from dbt_tablestream._warehouse import table_dir
+from dbt_tablestream.exceptions import PendingUnknownError
 
 STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge")
 
@@ -67,7 +70,13 @@ def pending_streams(
 ) -> list[dict[str, Any]]:
     """Every pending stream model as `pending_streams` reports it (model, selector, stream, source,
     offset_version, source_version, reason), then the stream models that never ran."""
-    models = stream_models(project_dir) or {}
+    models = stream_models(project_dir)
+    if models is None:
+        raise PendingUnknownError(
+            f"cannot tell which stream models are pending: {project_dir / os.environ.get('DBT_TARGET_PATH', 'target')}"
+            "/manifest.json is missing, so the models that never ran are unknown (dbt has not parsed this project "
+            "here). Run `dbt parse` first; until then, treat every stream model as pending."
+        )
     schemas = [schema] if schema else sorted({model["schema"] for model in models.values()} | {default_schema})
     pending: list[dict[str, Any]] = []
     seen: set[str] = set()

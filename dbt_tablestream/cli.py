@@ -1,17 +1,25 @@
 """The `tablestream` command: the streams of a dbt project, their position, lag and health.
 
-    tablestream status [--json] [--check]           every stream: offset, lag, last run
-    tablestream history STREAM [--json]             the offsets log of one stream
-    tablestream pending [--json] [--exit-code]      the stream models with changes to apply, as dbt selectors
+    tablestream status [--check]                    every stream: offset, lag, last run
+    tablestream history STREAM                      the offsets log of one stream
+    tablestream describe STREAM                     one stream in detail: lag, health, when it goes stale
+    tablestream pending [--exit-code]               the stream models with changes to apply, as dbt selectors
+                                                    (exit 3 when it cannot tell: dbt has not parsed the project)
     tablestream vacuum SOURCE [--retain-hours N] [--dry-run] [--force]
                                                     VACUUM a source, keeping what its streams still need
-    tablestream reset STREAM [--to-version N | --to-timestamp TS]
+    tablestream reset STREAM [--to-version N | --to-timestamp TS] [--dry-run]
+    tablestream drop STREAM                         forget a stream; its target is kept
+
+STREAM is a stream (`<model>__<source>_<table>`, or its `stream_name`) or a stream model (each of
+its streams). Every command takes dbt's `--project-dir`, `--profiles-dir`, `--profile`, `--target`
+and `--vars` (and their DBT_* variables), `--schema` (default: every schema holding the project's
+streams) and `--output text|json` (`--json`).
 
 On the local profile (`type: tablestream`) `status`, `history` and `pending` read the offsets logs
 and the sources' Delta logs with delta-rs and start no Spark. `status --check`, every other
-profile, `vacuum` and `reset` run the package's dbt operations (`dbt run-operation
-dbt_tablestream.<name>`) with the project's profile; `show_streams` also checks that each stream's
-next window can be read.
+profile, `describe`, `vacuum`, `reset` and `drop` run the package's dbt operations (`dbt
+run-operation dbt_tablestream.<name>`) with the project's profile; `show_streams` also checks that
+each stream's next window can be read.
 """
 
 from __future__ import annotations
@@ -27,22 +35,48 @@ from typing import Any
 
 import yaml
 
+from dbt_tablestream import __version__
 from dbt_tablestream._status import status_table, statuses_json, table
-from dbt_tablestream.exceptions import ProfileError, TablestreamError
+from dbt_tablestream.exceptions import PendingUnknownError, ProfileError, TablestreamError
 
 ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*\}\}""")
 HISTORY_COLUMNS = ("epoch", "mode", "from", "to", "rows", "committed at", "invocation")
+STREAM_HELP = "a stream (`<model>__<source>_<table>`, or its stream_name) or a stream model (each of its streams)"
 
 
 def parser() -> argparse.ArgumentParser:
+    # dbt's flags and the DBT_* variables that stand for them, with dbt's defaults.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--project-dir", default=".", help="the dbt project (default: the current directory)")
-    common.add_argument("--profiles-dir", help="where profiles.yml is (default: like dbt)")
-    common.add_argument("--target", help="the profile target (default: the profile's)")
+    common.add_argument(
+        "--project-dir",
+        default=os.environ.get("DBT_PROJECT_DIR", "."),
+        help="the dbt project (default: $DBT_PROJECT_DIR, else the current directory)",
+    )
+    common.add_argument(
+        "--profiles-dir", help="where profiles.yml is (default: $DBT_PROFILES_DIR, the project, then ~/.dbt)"
+    )
+    common.add_argument(
+        "--profile",
+        default=os.environ.get("DBT_PROFILE"),
+        help="the profile (default: $DBT_PROFILE, else dbt_project.yml's)",
+    )
+    common.add_argument(
+        "--target",
+        default=os.environ.get("DBT_TARGET"),
+        help="the profile target (default: $DBT_TARGET, else the profile's)",
+    )
+    common.add_argument("--vars", help="dbt's --vars (a YAML dictionary), passed to the dbt operations it runs")
     common.add_argument("--schema", help="the schema whose offsets log to read (default: the target's)")
-    common.add_argument("--json", action="store_true", help="print JSON for scripts")
+    common.add_argument(
+        "--output",
+        choices=("text", "json"),
+        default="text",
+        help="text for people (default), json for scripts (one document on stdout)",
+    )
+    common.add_argument("--json", dest="output", action="store_const", const="json", help="the same as --output json")
     # allow_abbrev=False: `--force` must be spelled out, never reached from `--f`.
     root = argparse.ArgumentParser(prog="tablestream", description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    root.add_argument("--version", action="version", version=f"tablestream {__version__}")
     commands = root.add_subparsers(dest="command", required=True)
     status = commands.add_parser(
         "status", parents=[common], allow_abbrev=False, help="every stream: offset, lag, last run"
@@ -51,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="also check each stream's next window through dbt (starts Spark)"
     )
     history = commands.add_parser("history", parents=[common], allow_abbrev=False, help="the offsets log of one stream")
-    history.add_argument("stream")
+    history.add_argument("stream", help=STREAM_HELP)
     pending = commands.add_parser(
         "pending",
         parents=[common],
@@ -72,10 +106,25 @@ def parser() -> argparse.ArgumentParser:
     vacuum.add_argument("--dry-run", action="store_true", help="report what would be deleted; delete nothing")
     vacuum.add_argument("--force", action="store_true", help="ignore the streams: VACUUM with --retain-hours as given")
     reset = commands.add_parser("reset", parents=[common], allow_abbrev=False, help="move a stream (a new epoch)")
-    reset.add_argument("stream")
+    reset.add_argument("stream", help=STREAM_HELP)
     where = reset.add_mutually_exclusive_group()
     where.add_argument("--to-version", type=int, help="continue with the changes after this source version")
     where.add_argument("--to-timestamp", help="continue after the last source version at or before this ISO-8601 time")
+    reset.add_argument("--dry-run", action="store_true", help="say what it would do; write nothing")
+    describe = commands.add_parser(
+        "describe",
+        parents=[common],
+        allow_abbrev=False,
+        help="one stream in detail: position, lag, health, recent runs",
+    )
+    describe.add_argument("stream", help=STREAM_HELP)
+    drop = commands.add_parser(
+        "drop",
+        parents=[common],
+        allow_abbrev=False,
+        help="forget a stream (its target is kept; its next run starts over)",
+    )
+    drop.add_argument("stream", help=STREAM_HELP)
     return root
 
 
@@ -105,7 +154,7 @@ def load_target(args: argparse.Namespace) -> tuple[Path, Path, dict[str, Any]]:
         raise ProfileError(
             f"No dbt_project.yml in {project_dir}: run tablestream in a dbt project, or pass --project-dir."
         )
-    profile_name = yaml.safe_load(project_file.read_text()).get("profile")
+    profile_name = args.profile or yaml.safe_load(project_file.read_text()).get("profile")
     directory = profiles_dir(args, project_dir)
     profiles_file = directory / "profiles.yml"
     if not profiles_file.exists():
@@ -126,6 +175,28 @@ def local_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
     return warehouse_path(target.get("warehouse"), project_dir)
 
 
+def operation_command(
+    project_dir: Path, directory: Path, args: argparse.Namespace, macro: str, macro_args: dict, *, quiet: bool = False
+) -> list[str]:
+    """dbt's arguments for `dbt run-operation dbt_tablestream.<macro>` with the command's dbt flags."""
+    # With --output json (or quiet), stdout holds what the macro prints alone: dbt's own log lines are quieted.
+    command = [
+        *(["--quiet"] if quiet or args.output == "json" else []),
+        "run-operation",
+        f"dbt_tablestream.{macro}",
+        "--args",
+        json.dumps(macro_args),
+        "--project-dir",
+        str(project_dir),
+        "--profiles-dir",
+        str(directory),
+    ]
+    for flag, value in (("--target", args.target), ("--profile", args.profile), ("--vars", args.vars)):
+        if value:
+            command += [flag, value]
+    return command
+
+
 def run_operation(
     project_dir: Path,
     directory: Path,
@@ -143,34 +214,30 @@ def run_operation(
         if printed is not None and event.info.name == "PrintEvent":
             printed.append(event.data.msg)
 
-    # With --json (or quiet), stdout holds what the macro prints alone: dbt's own log lines are quieted.
-    command = [
-        *(["--quiet"] if quiet or getattr(args, "json", False) else []),
-        "run-operation",
-        f"dbt_tablestream.{macro}",
-        "--args",
-        json.dumps(macro_args),
-        "--project-dir",
-        str(project_dir),
-        "--profiles-dir",
-        str(directory),
-    ]
-    if args.target:
-        command += ["--target", args.target]
+    command = operation_command(project_dir, directory, args, macro, macro_args, quiet=quiet)
     result = dbtRunner(callbacks=[collect]).invoke(command)
     return 0 if result.success else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit codes: 0 done (pending: a model is pending, with --exit-code), 1 nothing found (pending
+    with --exit-code: nothing pending; history: no such stream), 2 an error, 3 pending cannot tell."""
     args = parser().parse_args(argv)
+    args.json = args.output == "json"
     try:
         project_dir, directory, target = load_target(args)
         schema = args.schema or target.get("schema")
         local = target.get("type") == "tablestream"
+        schemas = [args.schema] if args.schema else None
         if args.command == "status" and local and not args.check:
             from dbt_tablestream._offsets import stream_statuses
 
-            statuses = stream_statuses(local_warehouse(project_dir, target), str(schema))
+            warehouse = local_warehouse(project_dir, target)
+            statuses = [
+                status
+                for each_schema in schemas or offsets_schemas(project_dir, target) or [str(schema)]
+                for status in stream_statuses(warehouse, each_schema)
+            ]
             print(statuses_json(statuses) if args.json else status_table(statuses))
             if not args.json:
                 print(
@@ -180,9 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "history" and local:
             from dbt_tablestream._offsets import stream_history
 
-            rows = stream_history(local_warehouse(project_dir, target), str(schema), args.stream)
+            listed = schemas or offsets_schemas(project_dir, target) or [str(schema)]
+            rows = stream_history(local_warehouse(project_dir, target), listed, args.stream)
             if not rows:
-                print(f"No stream {args.stream} in {schema}.tablestream_offsets.", file=sys.stderr)
+                logs = ", ".join(f"{each}.tablestream_offsets" for each in listed)
+                print(f"No stream or stream model {args.stream} in {logs}.", file=sys.stderr)
                 return 1
             print(json.dumps(rows, indent=2, default=str) if args.json else history_table(rows))
             return 0
@@ -212,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 directory,
                 args,
                 "show_streams",
-                {"schema": schema, "format": "json" if args.json else "table"},
+                {"schema": args.schema, "format": "json" if args.json else "table"},
             )
         if args.command == "history":
             return run_operation(
@@ -220,7 +289,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 directory,
                 args,
                 "stream_history",
-                {"stream_name": args.stream, "schema": schema, "format": "json" if args.json else "table"},
+                {"stream_name": args.stream, "schema": args.schema, "format": "json" if args.json else "table"},
+            )
+        if args.command == "describe":
+            return run_operation(
+                project_dir, directory, args, "describe_stream", {"stream_name": args.stream, "schema": args.schema}
+            )
+        if args.command == "drop":
+            return run_operation(
+                project_dir, directory, args, "drop_stream", {"stream_name": args.stream, "schema": args.schema}
             )
         return run_operation(
             project_dir,
@@ -231,9 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "stream_name": args.stream,
                 "to_version": args.to_version,
                 "to_timestamp": args.to_timestamp,
-                "schema": schema,
+                "schema": args.schema,
+                "dry_run": args.dry_run,
             },
         )
+    except PendingUnknownError as error:
+        print(f"tablestream: {error}", file=sys.stderr)
+        return 3
     except TablestreamError as error:
         print(f"tablestream: {error}", file=sys.stderr)
         return 2
@@ -289,11 +370,16 @@ def offsets_schemas(project_dir: Path, target: dict[str, Any]) -> list[str]:
 
 
 def history_table(rows: list[dict[str, Any]]) -> str:
+    """The offsets-log rows as a text table; with a stream column when they are of several streams
+    (a model reading several sources)."""
+
     def cell(value: Any) -> str:
         return "-" if value is None else str(value)
 
+    several = len({row["stream_name"] for row in rows}) > 1
     body = [
         (
+            *((cell(row["stream_name"]),) if several else ()),
             cell(row["epoch"]),
             cell(row["mode"]),
             cell(row["from_version"]),
@@ -304,7 +390,7 @@ def history_table(rows: list[dict[str, Any]]) -> str:
         )
         for row in rows
     ]
-    return table(HISTORY_COLUMNS, body)
+    return table((*(("stream",) if several else ()), *HISTORY_COLUMNS), body)
 
 
 def console_main() -> None:

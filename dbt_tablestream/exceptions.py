@@ -21,3 +21,8 @@ class StreamError(TablestreamError):
 
 class IngestError(TablestreamError):
     """A realtime writer refused a row, a setting or a table, or a flush could not commit."""
+
+
+class PendingUnknownError(ProfileError):
+    """`tablestream pending` cannot tell which stream models are pending (the project's manifest is
+    missing, so models that never ran are unknown); the command exits 3, not "nothing pending"."""

@@ -1,9 +1,20 @@
 {#-- One stream in detail: its position, lag and health, when it will go stale if it is not run
      (from the source's retention settings), and its recent runs.
+     `stream_name` names a stream or a stream model (each of its streams).
      `dbt run-operation dbt_tablestream.describe_stream --args '{stream_name: orders_changes__app_orders}'` --#}
 {% macro describe_stream(stream_name, schema=none) %}
   {%- do dbt_tablestream.stream_engine_check('describe_stream') -%}
-  {%- set status = dbt_tablestream.stream_status(dbt_tablestream.find_stream_position(stream_name, schema)) -%}
+  {%- set described = [] -%}
+  {%- for position in dbt_tablestream.find_stream_positions(stream_name, schema) -%}
+    {%- do described.append(dbt_tablestream.describe_one_stream(position)) -%}
+  {%- endfor -%}
+  {{ return(described[0] if described | length == 1 else described) }}
+{% endmacro %}
+
+
+{#-- describe_stream of one stream's position. --#}
+{% macro describe_one_stream(position) %}
+  {%- set status = dbt_tablestream.stream_status(position) -%}
   {%- set lines = [
       ['stream', status.stream_name ~ ' (epoch ' ~ status.epoch ~ ', ' ~ status.stream_mode ~ ')'],
       ['source', status.source ~ ' (Delta table id ' ~ status.source_table_id ~ ')'],
@@ -18,6 +29,6 @@
   ] -%}
   {{ print(dbt_tablestream.text_table(['', ''], lines)) }}
   {%- if status.problem and not status.stale -%}{{ print(status.problem) }}{%- endif -%}
-  {%- do dbt_tablestream.stream_history(stream_name, schema, 5) -%}
+  {%- do dbt_tablestream.stream_history(position.stream_name, position.offsets_schema, 5) -%}
   {{ return(status) }}
 {% endmacro %}

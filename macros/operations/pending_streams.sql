@@ -8,11 +8,7 @@
     {{ exceptions.raise_compiler_error("pending_streams: format must be one of lines, json; got '" ~ format ~ "'.") }}
   {%- endif -%}
   {%- set models = dbt_tablestream.stream_models_by_target() -%}
-  {%- set schemas = [schema] if schema else [] -%}
-  {%- if not schema -%}
-    {%- for model in models.values() if model.schema not in schemas -%}{%- do schemas.append(model.schema) -%}{%- endfor -%}
-    {%- if target.schema not in schemas -%}{%- do schemas.append(target.schema) -%}{%- endif -%}
-  {%- endif -%}
+  {%- set schemas = dbt_tablestream.stream_offsets_schemas(schema) -%}
   {%- set pending = [] -%}
   {%- set seen = [] -%}
   {%- for each_schema in schemas -%}

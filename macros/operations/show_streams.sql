@@ -1,17 +1,20 @@
-{#-- Every stream whose target lives in `schema`: position, lag, staleness, last run.
+{#-- Every stream whose target lives in `schema` (default: every schema of the project's stream
+     models, stream_offsets_schemas): position, lag, staleness, last run.
      `dbt run-operation dbt_tablestream.show_streams [--args '{schema: analytics, format: json}']` --#}
 {% macro show_streams(schema=none, format='table') %}
   {%- do dbt_tablestream.stream_engine_check('show_streams') -%}
   {%- set statuses = [] -%}
-  {%- for position in dbt_tablestream.stream_positions(schema) -%}
-    {%- do statuses.append(dbt_tablestream.stream_status(position)) -%}
+  {%- for each_schema in dbt_tablestream.stream_offsets_schemas(schema) -%}
+    {%- for position in dbt_tablestream.stream_positions(each_schema) -%}
+      {%- do statuses.append(dbt_tablestream.stream_status(position)) -%}
+    {%- endfor -%}
   {%- endfor -%}
   {%- if format == 'json' -%}
     {{ print(tojson(statuses)) }}
     {{ return(statuses) }}
   {%- endif -%}
   {%- if not statuses -%}
-    {{ print("No streams in " ~ dbt_tablestream.offsets_relation(schema) ~ " yet: a stream appears after its model's first successful run.") }}
+    {{ print("No streams in " ~ dbt_tablestream.stream_offsets_schemas(schema) | join(', ') ~ " yet: a stream appears after its model's first successful run.") }}
     {{ return(statuses) }}
   {%- endif -%}
   {%- set rows = [] -%}

@@ -2,12 +2,11 @@
      `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ..., format: json}'` --#}
 {% macro stream_history(stream_name, schema=none, limit=50, format='table') %}
   {%- do dbt_tablestream.stream_engine_check('stream_history') -%}
-  {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
-  {%- do dbt_tablestream.find_stream_position(stream_name, schema) -%}
+  {%- set position = dbt_tablestream.find_stream_position(stream_name, schema) -%}
   {%- set query -%}
 select epoch, mode, from_version, to_version, rows_written, committed_at, invocation_id
-from {{ relation }}
-where stream_name = {{ dbt_tablestream.sql_string(stream_name) }}
+from {{ dbt_tablestream.offsets_relation(position.offsets_schema) }}
+where stream_name = {{ dbt_tablestream.sql_string(position.stream_name) }}
 order by epoch desc, to_version desc nulls first, committed_at desc
 limit {{ limit | int }}
   {%- endset -%}

@@ -41,14 +41,57 @@
 {% endmacro %}
 
 
-{% macro find_stream_position(stream_name, schema=none) %}
-  {%- set positions = dbt_tablestream.stream_positions(schema, include_dropped=true) -%}
-  {%- for position in positions if position.stream_name == stream_name -%}
-    {{ return(position) }}
+{#-- The schemas whose offsets logs hold the project's streams: `schema` when given, else every
+     stream model's schema (a custom schema has its own log) and the target's. --#}
+{% macro stream_offsets_schemas(schema=none) %}
+  {%- if schema -%}{{ return([schema]) }}{%- endif -%}
+  {%- set schemas = [] -%}
+  {%- for model in dbt_tablestream.stream_models_by_target().values() if model.schema not in schemas -%}
+    {%- do schemas.append(model.schema) -%}
   {%- endfor -%}
-  {{ exceptions.raise_compiler_error(
-      "No stream " ~ stream_name ~ " in " ~ dbt_tablestream.offsets_relation(schema) ~ ". Streams there: "
-      ~ (positions | map(attribute='stream_name') | join(', ') or 'none') ~ ". Pass schema: <the stream target's schema> if it lives elsewhere.") }}
+  {%- if target.schema not in schemas -%}{%- do schemas.append(target.schema) -%}{%- endif -%}
+  {{ return(schemas) }}
+{% endmacro %}
+
+
+{#-- The streams `name` names, with the schema of the log each is in (`offsets_schema`): the
+     stream of that name, or else every stream of the model of that name (a model reading several
+     sources has one per source). Refuses a name that is neither, listing the streams there. --#}
+{% macro find_stream_positions(name, schema=none) %}
+  {%- set every = [] -%}
+  {%- for each_schema in dbt_tablestream.stream_offsets_schemas(schema) -%}
+    {%- for position in dbt_tablestream.stream_positions(each_schema, include_dropped=true) -%}
+      {%- do position.update({'offsets_schema': each_schema}) -%}
+      {%- do every.append(position) -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- set found = every | selectattr('stream_name', 'equalto', name) | list -%}
+  {%- if not found -%}
+    {%- for position in every if (position.target | string).split('.') | last | lower == name | lower -%}
+      {%- do found.append(position) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- if not found -%}
+    {%- set logs = [] -%}
+    {%- for each_schema in dbt_tablestream.stream_offsets_schemas(schema) -%}
+      {%- do logs.append(dbt_tablestream.offsets_relation(each_schema) | string) -%}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error(
+        "No stream or stream model " ~ name ~ " in " ~ logs | join(', ') ~ ". Streams there: "
+        ~ (every | map(attribute='stream_name') | join(', ') or 'none') ~ ". Name a stream or its model; pass schema: <the stream target's schema> if it lives elsewhere.") }}
+  {%- endif -%}
+  {{ return(found) }}
+{% endmacro %}
+
+
+{#-- The one stream `name` names (find_stream_positions); refuses a model that reads several. --#}
+{% macro find_stream_position(name, schema=none) %}
+  {%- set found = dbt_tablestream.find_stream_positions(name, schema) -%}
+  {%- if found | length > 1 -%}
+    {{ exceptions.raise_compiler_error(
+        "Model " ~ name ~ " reads several streams (" ~ found | map(attribute='stream_name') | join(', ') ~ "): name one of them.") }}
+  {%- endif -%}
+  {{ return(found[0]) }}
 {% endmacro %}
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbt_tablestream.cli import main as tablestream
+from tests.functional.local import relocate_schemas
 from tests.functional.streams import StreamBench, stream_model
 
 STREAM = "log__app_t"
@@ -84,3 +85,38 @@ def test_json_is_alone_on_stdout_on_a_stock_session_profile(tmp_path: Path, caps
     # pending asks the run-operation on such a profile: its selectors alone on stdout, and the exit code.
     assert tablestream(["pending", "--project-dir", root, "--exit-code"]) == 0
     assert capsys.readouterr().out.split() == ["log+"]
+
+
+def test_streams_by_model_in_every_schema_describe_drop_and_a_dry_run_reset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stream model in a custom schema (its own offsets log) is found without --schema; a model
+    names its stream; describe, drop and reset --dry-run run dbt's operations."""
+    side = "{{ config(materialized='table_stream', schema='side', start_at='latest') }}\n" + (
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    )
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'"), "side": side})
+    relocate_schemas(bench.warehouse, ("analytics_side",))
+    bench.create_source([(1, "a", 1)])
+    bench.run()
+    root = str(bench.project.root)
+    capsys.readouterr()
+    assert tablestream(["status", "--project-dir", root, "--output", "json"]) == 0
+    assert sorted(entry["stream"] for entry in json.loads(capsys.readouterr().out)) == [STREAM, "side__app_t"]
+    assert tablestream(["history", "side", "--project-dir", root, "--json"]) == 0, "a model names its stream"
+    assert [row["stream_name"] for row in json.loads(capsys.readouterr().out)] == ["side__app_t"]
+
+    logged = bench.offsets()
+    assert tablestream(["reset", "log", "--project-dir", root, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"Stream {STREAM} would be reset (dry run: nothing written)" in out, out
+    assert bench.offsets() == logged, "a dry run writes nothing"
+    assert tablestream(["describe", "side", "--project-dir", root]) == 0
+    out = capsys.readouterr().out
+    assert "side__app_t (epoch 0" in out and "analytics_side.side" in out, out
+    assert tablestream(["drop", "side", "--project-dir", root]) == 0
+    assert "Stream side__app_t dropped; analytics_side.side is kept." in capsys.readouterr().out
+    assert tablestream(["status", "--project-dir", root, "--json"]) == 0
+    assert [entry["stream"] for entry in json.loads(capsys.readouterr().out)] == [STREAM]
+    assert tablestream(["reset", "log", "--project-dir", root]) == 0
+    assert [row["mode"] for row in bench.offsets() if row["stream_name"] == STREAM][-1] == "reset"

@@ -138,7 +138,11 @@ def test_reset_refuses_an_unknown_stream_and_a_bad_version(tmp_path: Path, capsy
     capsys.readouterr()
     unknown = bench.project.invoke("run-operation", "dbt_tablestream.reset_stream", "--args", "{stream_name: nope}")
     logged = capsys.readouterr().out
-    assert not unknown.success and "No stream nope in analytics.tablestream_offsets" in logged and STREAM in logged
+    assert (
+        not unknown.success
+        and "No stream or stream model nope in analytics.tablestream_offsets" in logged
+        and STREAM in logged
+    )
     beyond = bench.project.invoke(
         "run-operation", "dbt_tablestream.reset_stream", "--args", f"{{stream_name: {STREAM}, to_version: 99}}"
     )
