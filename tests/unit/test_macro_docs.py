@@ -52,3 +52,16 @@ def test_every_engine_piece_dispatches_and_nothing_calls_an_implementation() -> 
         for call in re.findall(r"""(?:dbt_tablestream\.|["'])spark__\w+""", path.read_text())
     ]
     assert direct == []
+
+
+def test_every_macro_argument_has_only_dbt_s_keys() -> None:
+    """dbt refuses a macro argument with other keys than name, type and description; YAML reads a
+    comma in an unquoted flow-mapping description as a new key, which only `dbt parse` would catch."""
+    extra = [
+        (path.name, entry["name"], sorted(set(argument) - {"name", "type", "description"}))
+        for path in MACROS.rglob("*.yml")
+        for entry in yaml.safe_load(path.read_text()).get("macros", [])
+        for argument in entry.get("arguments") or []
+        if set(argument) - {"name", "type", "description"}
+    ]
+    assert extra == []
