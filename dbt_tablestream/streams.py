@@ -52,7 +52,9 @@ class StreamWindow:
         self.after = position.offset
         self.through: int = window["through"]
         self.view: str | None = window["view"]
-        self.dataframe: DataFrame = stream.spark.sql(stream._window_sql(window))
+        # Its rows in the stream column contract; append_to writes this same SELECT.
+        self.sql = stream._window_sql(window)
+        self.dataframe: DataFrame = stream.spark.sql(self.sql)
         self.rows_written: int | None = None
         self.target: str | None = None
 
@@ -314,11 +316,10 @@ class TableStream:
         recorded this window for the stream's app id."""
         relation = f"`{schema}`.`{name}`"
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")
-        window_sql = self._window_sql(window.window)
-        available = [field.name for field in self.spark.sql(window_sql).schema.fields]
         if exists and columns is None:
             columns = self.spark.table(f"{schema}.{name}").columns
-            missing = [column for column in columns if column.lower() not in {field.lower() for field in available}]
+            available = {field.lower() for field in window.dataframe.columns}
+            missing = [column for column in columns if column.lower() not in available]
             if missing:
                 raise StreamError(
                     f"Stream {self.name}: the window ({window.after}, {window.through}] of {self.source} has no column "
@@ -332,7 +333,7 @@ class TableStream:
                     "columns to write with append_to(..., columns=[...])."
                 )
         select = ", ".join(f"`{column}`" for column in columns) if columns else "*"
-        sql = f"select {select} from ({window_sql}) as __tablestream_window"
+        sql = f"select {select} from ({window.sql}) as __tablestream_window"
         stream = render("stream_group", [window.window])
         invocation_id = f"pyspark-{uuid.uuid4()}"
         try:

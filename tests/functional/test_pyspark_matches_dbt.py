@@ -109,8 +109,8 @@ class History:
         """A row change, a schema change and a row change: the next window must end before the
         schema change, and the one after must start at it."""
         self.random_commit(90)
-        self.added_columns += 1
         if rng.random() < 0.5:
+            self.added_columns += 1
             self.commit(f"alter table {self.table} add columns (c{self.added_columns} string)", schema=True)
         else:
             self.commit(f"alter table {self.table} alter column name comment 'split'", schema=True)
