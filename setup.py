@@ -8,6 +8,17 @@ VERSION = re.search(
     r'^__version__ = "([^"]+)"', Path(__file__).with_name("dbt_tablestream").joinpath("__init__.py").read_text(), re.M
 )
 
+# The local profile: a Spark session in the dbt process, with delta-spark.
+LOCAL = [
+    "dbt-spark[session]>=1.11,<1.12",
+    # Spark's Ivy fetches io.delta:delta-spark_4.2_2.13:<delta-spark's version>; 4.4.1's jar for
+    # Spark 4.2 is not on Maven Central, so pin the wheel to a version whose jar exists.
+    "pyspark==4.2.0",
+    "delta-spark==4.4.0",
+    # pyspark 4.x warns that pandas 3 is not fully supported.
+    "pandas>=2.2,<3",
+]
+
 setup(
     name="dbt-tablestream",
     version=VERSION.group(1) if VERSION else "0",
@@ -30,20 +41,18 @@ setup(
         "dbt.adapters.tablestream": ["log4j2.properties", "ivysettings.xml"],
         "dbt.include.tablestream": ["dbt_project.yml", "macros/*.sql", "macros/**/*.sql"],
     },
+    # The light install: the `tablestream` command, the realtime writer and the macros, beside
+    # whichever dbt adapter runs the models (dbt-databricks, dbt-spark on a cluster). The local
+    # profile (`type: tablestream`: Spark in this process) is the `local` extra.
     install_requires=[
         "dbt-core>=1.11,<1.12",
-        "dbt-spark[session]>=1.11,<1.12",
-        # Spark's Ivy fetches io.delta:delta-spark_4.2_2.13:<delta-spark's version>; 4.4.1's jar for
-        # Spark 4.2 is not on Maven Central, so pin the wheel to a version whose jar exists.
-        "pyspark==4.2.0",
-        "delta-spark==4.4.0",
         "deltalake>=1.6,<1.7",
         "pyarrow>=15",
-        # pyspark 4.x warns that pandas 3 is not fully supported.
-        "pandas>=2.2,<3",
     ],
     extras_require={
+        "local": LOCAL,
         "test": [
+            *LOCAL,
             "pytest>=8",
             # two workers, each with its own local session (tests/conftest.py spreads the suite)
             "pytest-xdist>=3.6",
@@ -52,8 +61,11 @@ setup(
             "ruff>=0.6",
             # the Thrift tests reach the local cluster (tests/cluster) as production does: dbt-spark's thrift method
             "dbt-spark[PyHive]>=1.11,<1.12",
+            # docs/ is built as a site; the default suite runs `mkdocs build --strict`
+            "mkdocs>=1.6,<2",
+            "mkdocs-material>=9.5,<10",
         ],
-        "bench": ["matplotlib>=3.8"],
+        "bench": [*LOCAL, "matplotlib>=3.8"],
     },
     entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:console_main"]},
     zip_safe=False,

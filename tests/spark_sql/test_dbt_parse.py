@@ -1,12 +1,16 @@
 """`dbt parse` of the example project on the cluster engine's adapters: `type: spark` (dbt-spark,
-installed with this package) and `type: databricks` (dbt-databricks from PyPI, in its own
-virtualenv because it pins dbt-spark below 1.11). Both must resolve the package's
+installed with this package) and `type: databricks`. Both must resolve the package's
 `table_stream` and `stream_merge` materializations and its spark__ engine macros.
+
+The Databricks side is a cluster user's install, in a virtualenv of its own: this package's light
+install (no `local` extra: no pyspark, delta-spark or dbt-spark session) beside the newest
+dbt-databricks from PyPI, which pins its own dbt-spark.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -25,7 +29,14 @@ pytestmark = pytest.mark.spark_sql
 
 EXAMPLE = PACKAGE_ROOT / "example_project"
 DATABRICKS_VENV = Path(os.environ.get("TABLESTREAM_DATABRICKS_VENV", PACKAGE_ROOT / ".venv-databricks"))
-DATABRICKS_REQUIREMENT = "dbt-databricks>=1.11,<1.12"
+DATABRICKS_REQUIREMENT = "dbt-databricks"
+# The installed copy of the package is refreshed when what the light install runs changes.
+LIGHT_INSTALL_FILES = (
+    "setup.py",
+    "dbt_tablestream/__init__.py",
+    "dbt_tablestream/cli.py",
+    "dbt/adapters/tablestream/__init__.py",
+)
 STREAM_MODELS = {"orders_changes": "table_stream", "orders_current": "stream_merge"}
 # Every macro the package dispatches to a spark__ implementation (docs/architecture.md,
 # "Dispatch"): each must resolve to it on dbt-spark and on dbt-databricks.
@@ -105,42 +116,71 @@ def test_dbt_parse_example_project_on_spark(tmp_path: Path) -> None:
 
 
 def databricks_python() -> Path:
-    """The dbt-databricks virtualenv's python, installed once; the lock keeps two pytest workers
-    from installing it at the same time."""
+    """The light install beside dbt-databricks, installed once per version of the package's files;
+    the lock keeps two pytest workers from installing it at the same time."""
     python = DATABRICKS_VENV / "bin" / "python"
     installed = DATABRICKS_VENV / "installed"
+    digest = hashlib.sha256(b"".join((PACKAGE_ROOT / name).read_bytes() for name in LIGHT_INSTALL_FILES)).hexdigest()
     DATABRICKS_VENV.parent.mkdir(parents=True, exist_ok=True)
     with open(f"{DATABRICKS_VENV}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not installed.exists():
+        if not installed.exists() or installed.read_text() != digest:
             subprocess.run([sys.executable, "-m", "venv", "--clear", str(DATABRICKS_VENV)], check=True)
             subprocess.run(
-                [str(python), "-m", "pip", "install", "--quiet", DATABRICKS_REQUIREMENT], check=True, timeout=900
+                [str(python), "-m", "pip", "install", "--quiet", str(PACKAGE_ROOT), DATABRICKS_REQUIREMENT],
+                check=True,
+                timeout=900,
             )
-            installed.touch()
+            installed.write_text(digest)
     return python
+
+
+def in_databricks_venv(*command: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`command` with that virtualenv's python (`python ...`) or one of its scripts (`dbt ...`)."""
+    program, *rest = command
+    bin_dir = databricks_python().parent
+    return subprocess.run(
+        [str(bin_dir / program), *rest],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DO_NOT_TRACK": "1"},
+    )
 
 
 def parse_on_databricks(project: Path, project_name: str) -> dict:
     """What `dbt parse` of `project` resolves on dbt-databricks (RESOLVE_SCRIPT's output)."""
-    python = databricks_python()
-    version = subprocess.run(
-        [str(python), "-c", "import dbt.adapters.databricks.__version__ as v; print(v.version)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert version.startswith("1.11"), version
-    completed = subprocess.run(
-        [str(python), "-c", RESOLVE_SCRIPT, str(project), "databricks", project_name],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"},
-    )
+    completed = in_databricks_venv("python", "-c", RESOLVE_SCRIPT, str(project), "databricks", project_name)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def test_dbt_parse_example_project_on_databricks(tmp_path: Path) -> None:
     check_resolution(parse_on_databricks(example_copy(tmp_path, "databricks"), "tablestream_example"))
+
+
+def test_the_light_install_runs_beside_dbt_databricks(tmp_path: Path) -> None:
+    """No pyspark, delta-spark or dbt-spark session: the command and the writer import, and the
+    local profile says which extra it needs instead of failing inside dbt-spark."""
+    from dbt_tablestream import __version__
+
+    version = in_databricks_venv("tablestream", "--version")
+    assert version.stdout.strip() == f"tablestream {__version__}", version.stderr
+    imports = in_databricks_venv(
+        "python",
+        "-c",
+        "import importlib.util, sys, dbt_tablestream.cli, dbt_tablestream.ingest, dbt.adapters.databricks;"
+        "print([m for m in ('pyspark', 'delta') if importlib.util.find_spec(m)])",
+    )
+    assert imports.returncode == 0, imports.stderr
+    assert imports.stdout.strip() == "[]", "the light install brought the local engine"
+
+    project = example_copy(tmp_path, "databricks")
+    (project / "profiles.yml").write_text(
+        "tablestream_example:\n  target: local\n  outputs:\n    local:\n      type: tablestream\n"
+        "      schema: analytics\n"
+    )
+    parsed = in_databricks_venv("dbt", "parse", "--project-dir", str(project), "--profiles-dir", str(project))
+    assert parsed.returncode != 0
+    assert "needs the `local` extra: pip install 'dbt-tablestream[local]' (missing: pyspark, delta)" in parsed.stdout
