@@ -2,7 +2,7 @@
 (`stream_config_spec`), one validation that fills them (`stream_settings_of`), rendered here
 through the package's own macros as the PySpark API renders them, with no Spark.
 
-docs/configs.md is rendered from the table: `TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit`
+docs/configuration.md is rendered from the table: `TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit`
 rewrites it.
 """
 
@@ -19,7 +19,7 @@ from dbt_tablestream._macros import render
 from dbt_tablestream.exceptions import StreamError
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = ROOT / "docs" / "configs.md"
+REFERENCE = ROOT / "docs" / "configuration.md"
 SPEC: dict[str, dict[str, Any]] = render("stream_config_spec")
 MATERIALIZATIONS = ("table_stream", "stream_merge")
 
@@ -138,8 +138,27 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
     )
 
 
+NAMES_KEPT_IN_PAIRS = """## Names kept in pairs, and why
+
+- **`delete_mode` and `hard_deletes`.** `delete_mode` (`hard`, `soft`, `ignore`) says what a delete
+  does to a table of current rows (`scd_type: 1`). `hard_deletes` (`invalidate`, `new_record`,
+  `ignore`) is dbt snapshots' own config with its own values, for a history (`scd_type: 2`), where
+  no row is ever removed; a snapshot's config moves to `scd_type: 2` unchanged. Each is refused
+  with the other's `scd_type`.
+- **`_deleted` and `dbt_is_deleted`.** A soft-deleted current row carries `_deleted`,
+  `_deleted_version` and `_deleted_at`, as ingestion tools flag deleted rows (`_fivetran_deleted`);
+  a history's deletion record carries dbt snapshots' `dbt_is_deleted`, so a snapshot's consumers
+  read it unchanged.
+- **Three column lists.** `merge_update_columns` / `merge_exclude_columns` are dbt incremental's:
+  the columns an update sets or leaves. `target_exclude_columns` keeps model columns (an event's
+  operation) out of the target altogether, as APPLY CHANGES' `COLUMNS * EXCEPT`.
+  `track_history_columns` / `track_history_except_columns` are APPLY CHANGES' `TRACK HISTORY ON`:
+  which changes open a new version.
+"""
+
+
 def config_reference() -> str:
-    """docs/configs.md: the spec as a table per materialization."""
+    """docs/configuration.md: the spec as one table."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
@@ -152,29 +171,34 @@ def config_reference() -> str:
         return f"`{value}`"
 
     lines = [
-        "# Stream model configs",
+        "# Configuration",
         "",
-        "Every config of a `table_stream` or `stream_merge` model, its accepted values and its default.",
-        "This page is rendered from `stream_config_spec` (macros/materializations/validate.sql), the one",
-        "place the package states them; the validation, its messages and this page all read it. A value",
-        "outside these is refused before any SQL runs, with the accepted values listed. Besides these,",
-        "a stream model takes dbt's `partition_by`, `tblproperties`, `pre_hook` and `post_hook`.",
+        "Every config of a `table_stream` or `stream_merge` model: the materializations that take it, its",
+        "accepted values, its default, the same idea in Snowflake streams, Databricks APPLY CHANGES, dbt",
+        "or Spark, and what it does. This page is rendered from `stream_config_spec`",
+        "(macros/materializations/validate.sql), the one place the package states them; the validation,",
+        "its messages and this page all read it, and a test fails when they disagree. A value outside",
+        "these is refused before any SQL runs, with the accepted values listed. Besides these, a stream",
+        "model takes dbt's `partition_by`, `tblproperties`, `persist_docs`, `contract`, `grants`,",
+        "`pre_hook` and `post_hook`.",
         "",
+        "| config | materializations | accepted | default | counterpart | what it does |",
+        "|---|---|---|---|---|---|",
     ]
-    titles = {
-        "both": "## Both materializations",
-        "stream_merge": "## `stream_merge` only",
-    }
-    for group, title in titles.items():
-        lines += [title, "", "| config | accepted | default | what it does |", "|---|---|---|---|"]
-        for name, entry in SPEC.items():
-            if ("materialized" in entry) != (group == "stream_merge"):
-                continue
-            accepted = render("stream_config_accepted", entry)
-            lines.append(f"| `{name}` | {cell(accepted)} | {shown(entry['default'])} | {cell(entry['doc'])} |")
-        lines.append("")
+    for name, entry in SPEC.items():
+        accepted = render("stream_config_accepted", entry)
+        materializations = ", ".join(f"`{each}`" for each in applies_to(entry))
+        lines.append(
+            f"| `{name}` | {materializations} | {cell(accepted)} | {shown(entry['default'])} "
+            f"| {cell(entry['counterpart'])} | {cell(entry['doc'])} |"
+        )
     pyspark = SPEC["start_at"]["pyspark"]
     lines += [
+        "",
+        "The project var `tablestream_stream_read` sets `stream_read` for every model that sets none;",
+        "`tablestream_compact_every` (default 50) is how often a stream's run compacts its offsets log.",
+        "",
+        NAMES_KEPT_IN_PAIRS,
         "## The PySpark API",
         "",
         "`open_stream(mode=..., start_at=...)` takes `stream_mode` as `mode` and `start_at`: "
@@ -184,10 +208,17 @@ def config_reference() -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.parametrize("materialized", MATERIALIZATIONS)
+def test_each_materialization_documents_every_config_it_takes(materialized: str) -> None:
+    described = (ROOT / "macros" / "materializations" / f"{materialized}.yml").read_text()
+    takes = [name for name, entry in SPEC.items() if materialized in applies_to(entry)]
+    assert [name for name in takes if f"`{name}`" not in described] == []
+
+
 def test_the_config_reference_is_rendered_from_the_spec() -> None:
     expected = config_reference()
     if os.environ.get("TABLESTREAM_UPDATE_GOLDEN"):
         REFERENCE.write_text(expected)
     assert REFERENCE.read_text() == expected, (
-        "run TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit to rewrite docs/configs.md"
+        "run TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit to rewrite docs/configuration.md"
     )
