@@ -462,7 +462,8 @@ def scale_table(measurements: list[Measurement]) -> dict[str, dict[int, dict[str
 
 def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) -> str:
     """The ratios the issue's targets are stated in (docs: bench/README.md), each pattern at its
-    largest size measured; nan where a pattern or variant has not been measured."""
+    largest size measured (the deletion-vector ratios at the largest size that has that variant);
+    nan where a pattern or variant has not been measured."""
     nan = float("nan")
     merge = "stream_merge"
 
@@ -472,8 +473,8 @@ def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) 
     def ratio(pattern: str, rows: int, variant: str, other: str) -> float:
         return value(pattern, rows, variant) / value(pattern, rows, other)
 
-    def largest(pattern: str) -> int:
-        return max(table.get(pattern, {}), default=0)
+    def largest(pattern: str, variant: str = merge) -> int:
+        return max((rows for rows, cell in table.get(pattern, {}).items() if variant in cell), default=0)
 
     def smallest(pattern: str) -> int:
         return min(table.get(pattern, {}), default=0)
@@ -491,8 +492,8 @@ def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) 
         f"max_vs_floor_expert={worst([ratio(p, r, merge, 'floor_expert') for p, r in cells]):.2f} "
         f"max_vs_cdf_incremental={worst([ratio(p, r, merge, 'cdf_incremental') for p, r in cells]):.2f} "
         f"max_last_vs_first={worst([value(p, r, merge, 'last_s') / value(p, r, merge, 'first_s') for p, r in cells]):.2f} "
-        f"dv_clustered={ratio('clustered', clustered, 'stream_merge_dv', merge):.2f} "
-        f"dv_scattered={ratio('scattered', scattered, 'stream_merge_dv', merge):.2f} "
+        f"dv_clustered={ratio('clustered', largest('clustered', 'stream_merge_dv'), 'stream_merge_dv', merge):.2f} "
+        f"dv_scattered={ratio('scattered', largest('scattered', 'stream_merge_dv'), 'stream_merge_dv', merge):.2f} "
         f"jvm_mb={value('clustered', small, merge, 'jvm_rss_mb'):.0f}->{value('clustered', clustered, merge, 'jvm_rss_mb'):.0f}"
     )
 
@@ -963,8 +964,10 @@ def plot_scale(table: dict[str, dict[int, dict[str, dict[str, float]]]], path: P
     figure, panels = plt.subplots(1, len(table), figsize=(12, 5), sharey=True, squeeze=False)
     for panel, (pattern, by_size) in zip(panels[0], table.items(), strict=True):
         sizes = sorted(by_size)
-        for variant in by_size[sizes[0]]:
-            panel.plot(sizes, [by_size[rows][variant]["seconds"] for rows in sizes], marker="o", label=variant)
+        # A variant left out at some size (--variants) is drawn through the sizes that have it.
+        for variant in dict.fromkeys(variant for rows in sizes for variant in by_size[rows]):
+            measured = [rows for rows in sizes if variant in by_size[rows]]
+            panel.plot(measured, [by_size[rows][variant]["seconds"] for rows in measured], marker="o", label=variant)
         panel.set_xscale("log")
         panel.set_yscale("log")
         panel.set_xlabel("target rows")
