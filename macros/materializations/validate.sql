@@ -289,7 +289,7 @@
         ~ "use track_history_columns or track_history_except_columns (the other columns are updated in place).") }}
   {%- endif -%}
   {%- if events and events['ignore_null'] -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": ignore_null_updates is not supported with scd_type: 2 (README, section 'History'); "
+    {{ exceptions.raise_compiler_error(subject ~ ": ignore_null_updates is not supported with scd_type: 2 (docs/history.md); "
         ~ "coalesce the columns in the model instead.") }}
   {%- endif -%}
   {%- if events and events['sequence'] | length > 1 -%}
@@ -331,7 +331,7 @@
   {%- set deletes = settings.apply_as_deletes -%}
   {%- set ignore_null = settings.ignore_null_updates -%}
   {%- if 'apply_as_truncates' in settings.configured -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": apply_as_truncates is not supported (README, section 'CDC event sources'). "
+    {{ exceptions.raise_compiler_error(subject ~ ": apply_as_truncates is not supported (docs/cdc-events.md). "
         ~ "Apply a truncate as deletes of its keys with apply_as_deletes, or rebuild the target with --full-refresh.") }}
   {%- endif -%}
   {%- if sequence_by is none -%}
@@ -361,7 +361,7 @@
   {%- set hidden = sequence | select('in', settings.target_exclude_columns) | list -%}
   {%- if hidden and settings.scd_type | string != '2' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": target_exclude_columns lists the sequence_by column(s) " ~ hidden | join(', ')
-        ~ ". The target keeps each row's sequence, which is how a late event is recognised as older (README, section 'CDC event sources'); exclude the event's other columns, such as its operation.") }}
+        ~ ". The target keeps each row's sequence, which is how a late event is recognised as older (docs/cdc-events.md); exclude the event's other columns, such as its operation.") }}
   {%- endif -%}
   {%- if deletes is not none and (deletes is not string or not deletes | trim) -%}
     {{ exceptions.raise_compiler_error(subject ~ ": apply_as_deletes must be " ~ accepted.apply_as_deletes ~ ", got " ~ deletes) }}

@@ -11,7 +11,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +30,10 @@ logger = AdapterLogger("Tablestream")
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 IVY_SETTINGS = Path(__file__).with_name("ivysettings.xml")
 LOOPBACK = "127.0.0.1"
+# Spark 4's default Ivy home (spark.jars.ivy), where the fetched jars are kept between starts.
+IVY_HOME = "~/.ivy2.5.2"
+# The JVM's own output (Ivy's resolution report, Spark's log) goes here, beside the tables.
+JVM_LOG = "spark.log"
 
 DELTA_SETTINGS: Mapping[str, str] = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -161,6 +166,33 @@ class LocalSpark:
                     logger.debug(f"tablestream: could not set {key}: {error}")
 
 
+def delta_jars_cached(settings: Mapping[str, str]) -> bool:
+    """Whether Spark's Ivy cache already holds delta-spark's jar, so the start fetches nothing."""
+    packages = settings.get("spark.jars.packages")
+    if not packages:
+        return True
+    group, artifact, version = packages.split(",")[0].split(":")
+    jars = Path(settings.get("spark.jars.ivy", IVY_HOME)).expanduser() / "jars"
+    return (jars / f"{group}_{artifact}-{version}.jar").exists()
+
+
+@contextmanager
+def jvm_output_to(log: Path) -> Iterator[None]:
+    """pyspark launches the JVM with this process's stderr: while it starts, stderr is the log
+    file, so Ivy's report of 80 lines and Spark's own log lines go there, for the JVM's life,
+    instead of between dbt's lines."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as file:
+            os.dup2(file.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
     """Start (or join) this process's SparkSession with delta-spark configured for ``warehouse``."""
     require_java()
@@ -176,12 +208,21 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in settings.items():
         builder = builder.config(key, value)
+    log = warehouse / JVM_LOG
+    if existing is None:
+        fetching = (
+            ""
+            if delta_jars_cached(settings)
+            else ", fetching delta-spark's jars from Maven Central (first start only, about 35 s)"
+        )
+        logger.info(f"starting Spark{fetching}; its log: {log}")
     try:
-        spark = builder.getOrCreate()
+        with jvm_output_to(log) if existing is None else nullcontext():
+            spark = builder.getOrCreate()
     except Exception as error:
         raise EngineStartError(
-            f"The local Spark session could not start: {error}. If delta-spark's jars could not be fetched, "
-            "see the README's 'Offline' section (spark.jars)."
+            f"The local Spark session could not start: {error}. Spark's log: {log}. If delta-spark's jars could "
+            "not be fetched, see docs/local-profile.md, 'Offline' (spark.jars)."
         ) from error
     if existing is not None:
         running = spark.conf.get("spark.sql.warehouse.dir", "")

@@ -57,7 +57,7 @@ class TablestreamCredentials(SparkCredentials):
         if self.method != SparkConnectionMethod.SESSION:
             raise DbtRuntimeError(
                 f"The tablestream profile runs a local Spark session; method {self.method!r} is for a cluster: "
-                "use `type: spark` with that method (docs: the README's 'Clusters' section)."
+                "use `type: spark` with that method (docs/clusters.md)."
             )
         ansi = self.server_side_parameters.get(ANSI_SETTING)
         super().__post_init__()
