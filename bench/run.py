@@ -776,7 +776,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--changes",
         action="store_true",
-        help="stream_read: changes against table_changes, netted by the package or by Spark (bench/results/changes.json)",
+        help="stream_read: changelog against table_changes, netted by the package or by Spark (bench/results/changes.json)",
     )
     parser.add_argument(
         "--carryovers",

@@ -36,7 +36,7 @@
     {%- do too_old.append('its Delta has no changelog reader (no spark.databricks.delta.changelogV2.enabled setting)') -%}
   {%- endif -%}
   {%- if not too_old -%}{{ return(none) }}{%- endif -%}
-  {{ return("Stream " ~ stream_name ~ ": stream_read: changes needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
+  {{ return("Stream " ~ stream_name ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
       ~ too_old | join(' and ') ~ ". Nothing was written. Upgrade the cluster, or use stream_read: table_changes (Delta's change data feed).") }}
 {% endmacro %}
 

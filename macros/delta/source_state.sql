@@ -10,7 +10,7 @@
 {#-- The table property that makes a source readable by `read`: the change data feed for
      table_changes, row tracking (the row identity of Delta's changelog) for changes. --#}
 {% macro stream_tracking_property(read) %}
-  {{ return('delta.enableRowTracking' if read == 'changes' else 'delta.enableChangeDataFeed') }}
+  {{ return('delta.enableRowTracking' if read == 'changelog' else 'delta.enableChangeDataFeed') }}
 {% endmacro %}
 
 

@@ -57,7 +57,7 @@ insert into {{ target }}
 {% macro spark__stream_kept_table_properties(existing_relation) %}
   {%- set kept = {} -%}
   {%- if existing_relation is none -%}{{ return(kept) }}{%- endif -%}
-  {%- set tracking = [dbt_tablestream.stream_tracking_property('table_changes'), dbt_tablestream.stream_tracking_property('changes')]
+  {%- set tracking = [dbt_tablestream.stream_tracking_property('table_changes'), dbt_tablestream.stream_tracking_property('changelog')]
                      | reject('in', config.get('tblproperties') or {}) | list -%}
   {%- if not tracking -%}{{ return(kept) }}{%- endif -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(existing_relation)).rows

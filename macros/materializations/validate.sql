@@ -20,10 +20,11 @@
           'pyspark': {'default': 'latest', 'accepted': {'latest': none, 'earliest': none, '{version: N}': none}},
           'doc': "Where a new stream (first run, `--full-refresh`, a reset) starts: `snapshot`, the source's current rows as `INSERT`s, then changes; `latest`, changes from now; `earliest`, the whole readable change feed; `{version: N}`, changes after version N; `{timestamp: ...}`, changes after the last version committed at or before it; `{stream: <name>}`, changes after the offset another stream of the same source stands at in this model's offsets log (a second consumer, a blue/green rebuild)."},
       'stream_read': {'counterpart': "Delta: `table_changes()` or Spark's `CHANGES` clause", 'default': 'table_changes',
-          'accepted': {'table_changes': "Delta's change data feed", 'changes': "Spark 4.2's CHANGES clause over Delta's row tracking"},
+          'accepted': {'table_changes': "Delta's change data feed", 'changelog': "Delta's row-tracking changelog, through Spark 4.2's CHANGES clause"},
+          'renamed': {'changes': 'changelog'},
           'doc': "How the stream reads its source's changes. The project var `tablestream_stream_read` sets it for every model that sets none. `changes` needs row tracking on the source, Spark >= 4.2 and Delta >= 4.4."},
       'spark_net_changes': {'counterpart': "Spark: `deduplicationMode = 'netChanges'`", 'default': false, 'accepted': 'true or false',
-          'doc': "With `stream_read: changes` and a `unique_key`: Spark nets each row's changes first (`deduplicationMode = 'netChanges'`); the package's per-key rule still runs."},
+          'doc': "With `stream_read: changelog` and a `unique_key`: Spark nets each row's changes first (`deduplicationMode = 'netChanges'`); the package's per-key rule still runs."},
       'max_versions_per_run': {'counterpart': "Delta streaming: `maxFilesPerTrigger`", 'default': none, 'accepted': 'a whole number of source versions >= 1 (or unset, to read every pending version)',
           'doc': "A run reads at most this many source versions (whole commits) and logs how far behind it stopped; the next run continues."},
       'on_stale': {'counterpart': "Snowflake: a stale stream (`STALE = TRUE`) must be recreated, as `fail`", 'default': 'fail', 'accepted': {'fail': none, 'resnapshot': none, 'skip_to_latest': none},
@@ -107,6 +108,13 @@
     {%- if entry.accepted is mapping -%}{%- do choices.update({name: entry.accepted.keys() | list}) -%}{%- endif -%}
   {%- endfor -%}
 
+  {#-- A value renamed before 1.0 is refused with its new name until 1.0, before anything runs. --#}
+  {%- for name, listed in dbt_tablestream.stream_config_spec().items()
+        if 'renamed' in listed and name in settings and settings[name] is string and settings[name] in listed.renamed -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ settings[name] ~ "' was renamed to '" ~ listed.renamed[settings[name]]
+        ~ "' in 0.2.0: set " ~ name ~ ": " ~ listed.renamed[settings[name]] ~ " (in the model's config, or the project var tablestream_" ~ name
+        ~ " where the project sets it). The old name is refused until 1.0.") }}
+  {%- endfor -%}
   {%- for name in ['stream_mode', 'on_stale', 'on_schema_change'] if name in settings and settings[name] not in choices[name] -%}
     {{ exceptions.raise_compiler_error(subject ~ ": invalid " ~ name ~ " '" ~ settings[name] ~ "'. Accepted values: " ~ accepted[name]
         ~ (" (what a run does when the source went stale or was recreated: refuse, rebuild the target from a snapshot, or skip to the latest version)." if name == 'on_stale' else "")) }}
@@ -140,8 +148,8 @@
   {%- for name in ['spark_net_changes', 'drop_carryovers', 'net_changes'] if settings[name] not in [true, false] -%}
     {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " must be " ~ accepted[name] ~ ", got " ~ settings[name]) }}
   {%- endfor -%}
-  {%- if settings.spark_net_changes and settings.stream_read != 'changes' -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changes (stream_read is '" ~ settings.stream_read ~ "').") }}
+  {%- if settings.spark_net_changes and settings.stream_read != 'changelog' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog (stream_read is '" ~ settings.stream_read ~ "').") }}
   {%- endif -%}
   {%- if settings.spark_net_changes and materialized == 'table_stream' and (settings.unique_key is none or not settings.net_changes) -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}

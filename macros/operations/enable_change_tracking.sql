@@ -1,16 +1,16 @@
 {#-- Turn on what a stream reads on a table: the Delta equivalent of
      ALTER TABLE ... SET PROPERTIES ('change_tracking' = 'true'). `mode`:
        change_data_feed (default): Delta's change data feed, read by stream_read: table_changes;
-       changelog: row tracking, the row identity Delta's changelog (stream_read: changes) needs.
+       changelog: row tracking, the row identity Delta's changelog (stream_read: changelog) needs.
      Changes are tracked from the version this commits on; earlier versions cannot be read. --#}
 {% macro enable_change_tracking(relation, mode='change_data_feed') %}
   {%- do dbt_tablestream.stream_engine_check('enable_change_tracking') -%}
   {%- if mode not in ['change_data_feed', 'changelog'] -%}
     {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "
-        ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changes).") }}
+        ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changelog).") }}
   {%- endif -%}
   {%- set target = dbt_tablestream.parse_relation(relation) -%}
-  {%- set property = dbt_tablestream.stream_tracking_property('changes' if mode == 'changelog' else 'table_changes') -%}
+  {%- set property = dbt_tablestream.stream_tracking_property('changelog' if mode == 'changelog' else 'table_changes') -%}
   {%- set what = 'Row tracking' if mode == 'changelog' else 'Change data feed' -%}
   {%- set properties = {} -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(target)).rows -%}

@@ -46,10 +46,10 @@
   {#-- The offsets log does not record how a stream reads; a source that records row tracking but
        no change feed can only be read through Delta's changelog, so its window is checked as such. --#}
   {%- set tracks = {} -%}
-  {%- for read in ['table_changes', 'changes'] -%}
+  {%- for read in ['table_changes', 'changelog'] -%}
     {%- do tracks.update({read: (properties.get(dbt_tablestream.stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': 'changes' if tracks['changes'] and not tracks['table_changes'] else none},
+  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none},
                                                         'Stream ' ~ row['stream_name'], none) -%}
   {%- set stream = dbt_tablestream.stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
                                                           'through': latest_version, 'source_table_id': detail['id'],

@@ -37,7 +37,7 @@
 
 
 {#-- Whether a read leaves out carry-over rows: `drop_carryovers` for reads of the
-     change data feed. A snapshot has none, and Delta's changelog (stream_read: changes) already
+     change data feed. A snapshot has none, and Delta's changelog (stream_read: changelog) already
      drops them (Spark's default deduplicationMode). --#}
 {% macro stream_drops_carryovers(stream) %}
   {{ return(stream.drop_carryovers and not stream.snapshot and stream.read == 'table_changes') }}

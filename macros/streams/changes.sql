@@ -24,7 +24,7 @@
   {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': dbt_tablestream.stream_configs().stream_read, 'drop_carryovers': drop_carryovers},
                                                         'dbt_tablestream.' ~ query, none) -%}
   {%- set read = settings.stream_read -%}
-  {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
+  {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
   {%- if not state.tracked -%}
     {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(query, source, read)) }}

@@ -26,7 +26,7 @@
   {%- set at_timestamp = start_at.timestamp if start_at is mapping and 'timestamp' in start_at else none -%}
 
   {%- set read = settings.stream_read -%}
-  {%- if read == 'changes' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
+  {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
   {%- if not state.tracked -%}
@@ -119,8 +119,8 @@
      operation that turns it on. A stream that has written its target (`established`) has also
      missed the changes committed while the feed was off; only a rebuild brings those in. --#}
 {% macro stream_untracked_message(stream_name, source, read, established=false) %}
-  {%- if read == 'changes' -%}
-    {{ return("Stream " ~ stream_name ~ ": stream_read: changes reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
+  {%- if read == 'changelog' -%}
+    {{ return("Stream " ~ stream_name ~ ": stream_read: changelog reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
         ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
         ~ source ~ ", mode: changelog}'` (the stream sees changes committed from then on), or use stream_read: table_changes.") }}
   {%- endif -%}

@@ -74,7 +74,7 @@
 
 
 {#-- The relation the window's raw changes are read from: the change data feed (`table_changes`) or
-     Delta's changelog (stream_read: changes). Both bounds are inclusive and the end is explicit, so
+     Delta's changelog (stream_read: changelog). Both bounds are inclusive and the end is explicit, so
      a commit landing while the model runs is left for the next window. --#}
 {% macro spark__window_relation_sql(relation, stream) %}
   {%- if stream.snapshot -%}
@@ -85,7 +85,7 @@
     {%- endset -%}
     {{ return(relation_sql) }}
   {%- endif -%}
-  {%- if stream.read == 'changes' -%}
+  {%- if stream.read == 'changelog' -%}
     {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
   {%- endif -%}
   {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ (stream.after + 1) ~ ", " ~ stream.through ~ ")") }}
@@ -172,7 +172,7 @@
 
 
 {#-- The window's commits, oldest first: every data commit was tracked (the change feed on, or for
-     stream_read: changes row tracking on from the window's first version, as Delta's changelog
+     stream_read: changelog row tracking on from the window's first version, as Delta's changelog
      requires; a setting changed inside the window is tracked from there), and none is older than
      what a later VACUUM in the window kept. Delta itself refuses such reads too, but later and less
      clearly. --#}
@@ -198,7 +198,7 @@
   {#-- Delta's changelog reads a window only if row tracking is on at its first version and stays on. --#}
   {%- set untracked = toggles | rejectattr('tracked') | list -%}
   {%- if toggles and toggles[0].tracked and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
-  {%- if stream.read == 'changes' and untracked -%}
+  {%- if stream.read == 'changelog' and untracked -%}
     {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
   {%- endif -%}
   {%- for commit in commits -%}
@@ -230,12 +230,12 @@
   {%- if toggle.tracked -%}
     {{ return("Stream " ~ stream.stream ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
         ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", " ~ stream.through
-        ~ "], and Delta's changelog (stream_read: changes) reads only versions where row tracking was already on. Nothing was written. "
+        ~ "], and Delta's changelog (stream_read: changelog) reads only versions where row tracking was already on. Nothing was written. "
         ~ "If the source's change data feed covers the window, run the model once with stream_read: table_changes to pass version "
         ~ toggle.version ~ "; otherwise " ~ remedy[0] | lower ~ remedy[1:]) }}
   {%- endif -%}
   {{ return("Stream " ~ stream.stream ~ ": row tracking was disabled on " ~ stream.source ~ " at version " ~ toggle.version
-      ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so Delta's changelog (stream_read: changes) cannot read it. "
+      ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so Delta's changelog (stream_read: changelog) cannot read it. "
       ~ "Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
       ~ ", mode: changelog}'` and " ~ remedy[0] | lower ~ remedy[1:]) }}
 {% endmacro %}

@@ -61,13 +61,13 @@ def lane_random(seed: int, lane: int) -> random.Random:
 
 class LaneSource:
     """The keyed source `app.t` of a batch, (lane, id, name, age), one commit per change: written
-    by delta-rs for the change feed, by delta-spark for `stream_read: changes` (row tracking)."""
+    by delta-rs for the change feed, by delta-spark for `stream_read: changelog` (row tracking)."""
 
     SCHEMA = pa.schema([("lane", pa.int32()), ("id", pa.int32()), ("name", pa.string()), ("age", pa.int32())])
 
     def __init__(self, bench: StreamBench) -> None:
         self.path = bench.source_path()
-        self.spark = bench.stream_read == "changes"
+        self.spark = bench.stream_read == "changelog"
         self.table = f"delta.`{sql_path(Path(self.path))}`"
 
     def create(self, rows: list[Row]) -> None:

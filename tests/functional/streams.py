@@ -24,14 +24,14 @@ from tests.functional.local import (
     sql_path,
 )
 
-TRACKING = {"table_changes": "delta.enableChangeDataFeed", "changes": "delta.enableRowTracking"}
+TRACKING = {"table_changes": "delta.enableChangeDataFeed", "changelog": "delta.enableRowTracking"}
 CDF = {TRACKING["table_changes"]: "true"}
-ROW_TRACKING = {TRACKING["changes"]: "true"}
+ROW_TRACKING = {TRACKING["changelog"]: "true"}
 # Both ways a stream reads its source (stream_read); a `changes` bench writes its source with
 # Spark, because delta-rs cannot write a table with row tracking. The scenarios' `changes` variants
 # are opt-in (`-m changes_full`): the suite's 30 minutes cannot hold them, and test_changes_read
 # and the property test cover the changelog read in the default suite (CONTRIBUTING.md, "The tests").
-STREAM_READS_FULL = ["table_changes", pytest.param("changes", marks=pytest.mark.changes_full)]
+STREAM_READS_FULL = ["table_changes", pytest.param("changelog", marks=pytest.mark.changes_full)]
 
 
 def property_settings(examples: int) -> settings:
@@ -156,13 +156,13 @@ class StreamBench:
         return str(self.warehouse / "app.db" / name)
 
     def source(self, name: str = "t") -> DeltaTable | SparkSource:
-        if self.stream_read == "changes":
+        if self.stream_read == "changelog":
             return SparkSource(self.source_path(name))
         return DeltaTable(self.source_path(name))
 
     def create_source(self, rows: list[tuple[int, str, int]], *, change_feed: bool = True, name: str = "t") -> None:
         """The keyed source, tracked for this bench's stream_read unless ``change_feed`` is false."""
-        if self.stream_read == "changes":
+        if self.stream_read == "changelog":
             SparkSource.create(self.source_path(name), rows, ROW_TRACKING if change_feed else {})
             return
         write_deltalake(
@@ -172,7 +172,7 @@ class StreamBench:
         )
 
     def append(self, rows: list[tuple[int, str, int]], name: str = "t") -> None:
-        if self.stream_read == "changes":
+        if self.stream_read == "changelog":
             SparkSource(self.source_path(name)).append(rows)
             return
         write_deltalake(self.source_path(name), people(rows), mode="append")

@@ -1,4 +1,4 @@
-"""stream_read: changes, Spark 4.2's CHANGES clause over Delta's changelog (row tracking, no change
+"""stream_read: changelog, Spark 4.2's CHANGES clause over Delta's changelog (row tracking, no change
 data feed): the issue's five commits read both ways, and the refusals, each with nothing written."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from tests.functional.streams import StreamBench, model_results
 READS = {
     # model: (config, source)
     "log_feed": ("materialized='table_stream'", "feed"),
-    "log_changes": ("materialized='table_stream', stream_read='changes'", "tracked"),
+    "log_changes": ("materialized='table_stream', stream_read='changelog'", "tracked"),
     "merge_feed": ("materialized='stream_merge', unique_key='id'", "feed"),
-    "merge_changes": ("materialized='stream_merge', unique_key='id', stream_read='changes'", "tracked"),
+    "merge_changes": ("materialized='stream_merge', unique_key='id', stream_read='changelog'", "tracked"),
     "merge_spark_net": (
-        "materialized='stream_merge', unique_key='id', stream_read='changes', spark_net_changes=true",
+        "materialized='stream_merge', unique_key='id', stream_read='changelog', spark_net_changes=true",
         "tracked",
     ),
 }
@@ -91,14 +91,14 @@ def test_the_five_commits_give_the_same_targets_through_changes_as_through_the_c
 
 def test_changes_are_refused_without_row_tracking_and_before_it_was_enabled(tmp_path: Path) -> None:
     model = (
-        "{{ config(materialized='stream_merge', unique_key='id', stream_read=var('read', 'changes'), start_at='latest') }}\n"
+        "{{ config(materialized='stream_merge', unique_key='id', stream_read=var('read', 'changelog'), start_at='latest') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
     bench = StreamBench(tmp_path, {"current": model})
     bench.create_source([(1, "a", 1)])  # the change data feed on, no row tracking
     bench.refused(
         "current",
-        "Stream current__app_t: stream_read: changes reads Delta's changelog",
+        "Stream current__app_t: stream_read: changelog reads Delta's changelog",
         "needs row tracking on the source app.t",
         "enable_change_tracking --args '{relation: app.t, mode: changelog}'",
         "Nothing was written",
@@ -148,10 +148,24 @@ def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
     bench.refused(
         "log",
         "Model log: invalid stream_read 'change_feed'",
-        "Accepted values: table_changes (Delta's change data feed, the default), changes (Spark 4.2's CHANGES clause",
+        "Accepted values: table_changes (Delta's change data feed, the default), changelog (Delta's row-tracking changelog",
     )
     bench.refused(
-        "netted", "spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changes"
+        "netted", "spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog"
+    )
+    # The value's old name, in the project var: refused with the new one, nothing written.
+    (bench.project.root / "models" / "log.sql").write_text(
+        "{{ config(materialized='table_stream') }}\nselect * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    )
+    bench.refused(
+        "log",
+        "Model log: stream_read 'changes' was renamed to 'changelog' in 0.2.0: set stream_read: changelog",
+        "The old name is refused until 1.0.",
+        args=("--vars", "{tablestream_stream_read: changes}"),
+    )
+    (bench.project.root / "models" / "log.sql").write_text(
+        "{{ config(materialized='table_stream', stream_read='change_feed') }}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
     result = bench.invoke("run", "-s", "log", "--vars", "{tablestream_stream_read: feed}")
     assert not result.success
@@ -176,7 +190,7 @@ def test_a_changes_stream_stays_healthy_when_the_change_feed_is_turned_off(tmp_p
     """Moving a source from the change feed to the changelog: with the feed turned off inside a
     `changes` stream's window, the stream is neither refused nor shown stale."""
     model = (
-        "{{ config(materialized='stream_merge', unique_key='id', stream_read='changes') }}\n"
+        "{{ config(materialized='stream_merge', unique_key='id', stream_read='changelog') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     )
     bench = StreamBench(tmp_path, {"current": model})

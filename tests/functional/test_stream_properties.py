@@ -159,12 +159,12 @@ def test_random_histories_merge_and_log_exactly(seed: int) -> None:
 @PROPERTY_SETTINGS
 @given(seed=SEEDS)
 def test_random_histories_read_through_changes_merge_and_log_exactly(seed: int) -> None:
-    """The same oracle with stream_read: changes (Delta's changelog over row tracking)."""
-    check_batch(seed, stream_read="changes")
+    """The same oracle with stream_read: changelog (Delta's changelog over row tracking)."""
+    check_batch(seed, stream_read="changelog")
 
 
 @pytest.mark.soak
-@pytest.mark.parametrize("stream_read", ["table_changes", "changes"])
+@pytest.mark.parametrize("stream_read", ["table_changes", "changelog"])
 @property_settings(8)
 @given(seed=SEEDS)
 def test_random_histories_soak(seed: int, stream_read: str) -> None:

@@ -167,7 +167,7 @@ class ModelRender:
         first = scenario == "first_run"
         stream = self.stream(first)
         start_at = self.settings["start_at"]
-        if stream["read"] == "changes":
+        if stream["read"] == "changelog":
             yield statement("changelog_session", "select version()")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled = true")

@@ -99,7 +99,7 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
 
     from dbt_tablestream._macros import render
 
-    stream = {"stream": "s", "source": "app.t", "after": 4, "through": 7, "read": "changes"}
+    stream = {"stream": "s", "source": "app.t", "after": 4, "through": 7, "read": "changelog"}
 
     def commit(version: int, operation: str, parameters: str = "") -> dict:
         return {
@@ -147,7 +147,7 @@ def test_the_changelog_needs_spark_4_2_and_delta_4_4(spark_version: str, delta_v
     if named is None:
         assert problem is None
         return
-    assert problem.startswith("Stream s: stream_read: changes needs Spark >= 4.2 and Delta >= 4.4")
+    assert problem.startswith("Stream s: stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4")
     assert named in problem and "Nothing was written" in problem and "stream_read: table_changes" in problem
 
 

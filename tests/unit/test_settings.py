@@ -138,7 +138,14 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
     )
 
 
-NAMES_KEPT_IN_PAIRS = """## Names kept in pairs, and why
+NAMES_KEPT_IN_PAIRS = """## Names
+
+- **Renamed: `stream_read: changes` is `stream_read: changelog`** (0.2.0), the word
+  `enable_change_tracking` uses for the same tracking (`mode: changelog`). The old value is
+  refused, naming the new one, until 1.0. `changes()` keeps its name: it is the cursor-less read,
+  as Snowflake's `CHANGES` clause.
+
+Kept in pairs on purpose:
 
 - **`delete_mode` and `hard_deletes`.** `delete_mode` (`hard`, `soft`, `ignore`) says what a delete
   does to a table of current rows (`scd_type: 1`). `hard_deletes` (`invalidate`, `new_record`,
@@ -158,7 +165,7 @@ NAMES_KEPT_IN_PAIRS = """## Names kept in pairs, and why
 
 
 def config_reference() -> str:
-    """docs/configuration.md: the spec as one table."""
+    """docs/configuration.md: the spec as one table, then the names kept in pairs and why."""
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
@@ -206,6 +213,16 @@ def config_reference() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def test_a_renamed_value_is_refused_with_its_new_name() -> None:
+    renamed = {name: entry["renamed"] for name, entry in SPEC.items() if "renamed" in entry}
+    assert renamed == {"stream_read": {"changes": "changelog"}}
+    for materialized in MATERIALIZATIONS:
+        with pytest.raises(StreamError) as refused:
+            settings_of({"unique_key": "id", "stream_read": "changes"}, materialized)
+        assert str(refused.value).startswith("Model m: stream_read 'changes' was renamed to 'changelog' in 0.2.0")
+    assert settings_of({"stream_read": "changelog"})["stream_read"] == "changelog"
 
 
 @pytest.mark.parametrize("materialized", MATERIALIZATIONS)
