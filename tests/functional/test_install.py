@@ -70,7 +70,12 @@ def test_the_local_profile_starts_spark_in_one_line_and_logs_the_rest(tmp_path: 
     started = [line for line in output.splitlines() if "Tablestream adapter: starting Spark" in line]
     assert len(started) == 1, output
     assert f"its log: {warehouse.resolve() / 'spark.log'}" in started[0]
-    for noise in (":: resolving dependencies", "found io.delta#delta-spark", "Using incubator modules"):
+    for noise in (
+        ":: loading settings",
+        ":: resolving dependencies",
+        "found io.delta#delta-spark",
+        "Using incubator modules",
+    ):
         assert noise not in output, output
     logged = (warehouse / "spark.log").read_text()
     assert "io.delta#delta-spark" in logged and ":: resolving dependencies" in logged

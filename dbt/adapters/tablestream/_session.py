@@ -11,8 +11,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -176,21 +175,17 @@ def delta_jars_cached(settings: Mapping[str, str]) -> bool:
     return (jars / f"{group}_{artifact}-{version}.jar").exists()
 
 
-@contextmanager
-def jvm_output_to(log: Path) -> Iterator[None]:
-    """pyspark launches the JVM with this process's stderr: while it starts, stderr is the log
-    file, so Ivy's report of 80 lines and Spark's own log lines go there, for the JVM's life,
-    instead of between dbt's lines."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(log, "ab") as file:
-            os.dup2(file.fileno(), 2)
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+def launch_jvm(settings: Mapping[str, str], log: Path) -> None:
+    """Launch Spark's JVM for this process with its output (Ivy's report of 80 lines, Spark's own
+    log lines) in ``log``, not between dbt's lines: pyspark's launcher takes the child's stdout and
+    stderr, and the session started next joins this JVM."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    with open(log, "ab") as output:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": output, "stderr": output})
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
 def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
@@ -209,7 +204,9 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
     for key, value in settings.items():
         builder = builder.config(key, value)
     log = warehouse / JVM_LOG
-    if existing is None:
+    # A process whose earlier session stopped keeps its JVM; only a first start launches one.
+    launching = existing is None and SparkContext._gateway is None
+    if launching:
         fetching = (
             ""
             if delta_jars_cached(settings)
@@ -217,8 +214,9 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
         )
         logger.info(f"starting Spark{fetching}; its log: {log}")
     try:
-        with jvm_output_to(log) if existing is None else nullcontext():
-            spark = builder.getOrCreate()
+        if launching:
+            launch_jvm(settings, log)
+        spark = builder.getOrCreate()
     except Exception as error:
         raise EngineStartError(
             f"The local Spark session could not start: {error}. Spark's log: {log}. If delta-spark's jars could "
