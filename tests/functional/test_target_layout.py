@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable
 
 from tests.functional.streams import StreamBench
@@ -55,6 +56,9 @@ def merge_statement(bench: StreamBench, model: str = "current") -> str:
     return next((bench.project.root / "target" / "run").rglob(f"{model}.sql")).read_text()
 
 
+# About 150 s: in the extended tier, which CI runs after the default suite, so that the default
+# suite stays within its 30 minutes on a slow day (CONTRIBUTING.md, "How long the test tiers take").
+@pytest.mark.extended
 def test_files_hold_bounded_key_ranges_and_a_merge_rewrites_only_the_files_of_changed_keys(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"current": merge_model(f"max_rows_per_file={BOUND}")})
     bench.create_source([(i, f"n{i}", i) for i in range(ROWS)])
