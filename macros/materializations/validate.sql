@@ -98,6 +98,7 @@
   {%- set settings = {'materialized': materialized, 'configured': []} -%}
   {%- set accepted = {} -%}
   {%- set choices = {} -%}
+  {%- set renamed = {} -%}
   {%- for name, listed in dbt_tablestream.stream_config_spec().items()
         if 'materialized' not in listed or materialized in listed.materialized -%}
     {%- set entry = listed.pyspark if materialized == 'pyspark' and 'pyspark' in listed else listed -%}
@@ -106,13 +107,13 @@
     {%- do settings.update({name: value if value is not none else entry.default}) -%}
     {%- do accepted.update({name: dbt_tablestream.stream_config_accepted(entry)}) -%}
     {%- if entry.accepted is mapping -%}{%- do choices.update({name: entry.accepted.keys() | list}) -%}{%- endif -%}
+    {%- if 'renamed' in listed -%}{%- do renamed.update({name: listed.renamed}) -%}{%- endif -%}
   {%- endfor -%}
 
   {#-- A value renamed before 1.0 is refused with its new name until 1.0, before anything runs. --#}
-  {%- for name, listed in dbt_tablestream.stream_config_spec().items()
-        if 'renamed' in listed and name in settings and settings[name] is string and settings[name] in listed.renamed -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ settings[name] ~ "' was renamed to '" ~ listed.renamed[settings[name]]
-        ~ "' in 0.2.0: set " ~ name ~ ": " ~ listed.renamed[settings[name]] ~ " (in the model's config, or the project var tablestream_" ~ name
+  {%- for name, names in renamed.items() if settings[name] is string and settings[name] in names -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ settings[name] ~ "' was renamed to '" ~ names[settings[name]]
+        ~ "' in 0.2.0: set " ~ name ~ ": " ~ names[settings[name]] ~ " (in the model's config, or the project var tablestream_" ~ name
         ~ " where the project sets it). The old name is refused until 1.0.") }}
   {%- endfor -%}
   {%- for name in ['stream_mode', 'on_stale', 'on_schema_change'] if name in settings and settings[name] not in choices[name] -%}
