@@ -41,6 +41,11 @@ from dbt_tablestream.exceptions import PendingUnknownError, ProfileError, Tables
 
 ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*['"]([^'"]+)['"]\s*(?:,\s*['"]([^'"]*)['"]\s*)?\)\s*\}\}""")
 HISTORY_COLUMNS = ("epoch", "mode", "from", "to", "rows", "committed at", "invocation")
+# The commands that are one stream operation and nothing else: the macro each runs, and its help.
+STREAM_OPERATIONS = {
+    "describe": ("describe_stream", "one stream in detail: position, lag, health, recent runs"),
+    "drop": ("drop_stream", "forget a stream (its target is kept; its next run starts over)"),
+}
 STREAM_HELP = "a stream (`<model>__<source>_<table>`, or its stream_name) or a stream model (each of its streams)"
 
 
@@ -111,20 +116,10 @@ def parser() -> argparse.ArgumentParser:
     where.add_argument("--to-version", type=int, help="continue with the changes after this source version")
     where.add_argument("--to-timestamp", help="continue after the last source version at or before this ISO-8601 time")
     reset.add_argument("--dry-run", action="store_true", help="say what it would do; write nothing")
-    describe = commands.add_parser(
-        "describe",
-        parents=[common],
-        allow_abbrev=False,
-        help="one stream in detail: position, lag, health, recent runs",
-    )
-    describe.add_argument("stream", help=STREAM_HELP)
-    drop = commands.add_parser(
-        "drop",
-        parents=[common],
-        allow_abbrev=False,
-        help="forget a stream (its target is kept; its next run starts over)",
-    )
-    drop.add_argument("stream", help=STREAM_HELP)
+    for command, (_, description) in STREAM_OPERATIONS.items():
+        commands.add_parser(command, parents=[common], allow_abbrev=False, help=description).add_argument(
+            "stream", help=STREAM_HELP
+        )
     return root
 
 
@@ -291,13 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "stream_history",
                 {"stream_name": args.stream, "schema": args.schema, "format": "json" if args.json else "table"},
             )
-        if args.command == "describe":
+        if args.command in STREAM_OPERATIONS:
+            macro = STREAM_OPERATIONS[args.command][0]
             return run_operation(
-                project_dir, directory, args, "describe_stream", {"stream_name": args.stream, "schema": args.schema}
-            )
-        if args.command == "drop":
-            return run_operation(
-                project_dir, directory, args, "drop_stream", {"stream_name": args.stream, "schema": args.schema}
+                project_dir, directory, args, macro, {"stream_name": args.stream, "schema": args.schema}
             )
         return run_operation(
             project_dir,
