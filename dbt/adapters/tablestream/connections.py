@@ -3,6 +3,7 @@ SparkSession of `_session`, one Spark session per dbt thread."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,9 +20,29 @@ from dbt_tablestream.exceptions import TablestreamError
 
 ADAPTER_TYPE = "tablestream"
 ANSI_SETTING = "spark.sql.ansi.enabled"
-PROFILE_KEYS = ("schema", "database", "warehouse", "server_side_parameters")
+PROFILE_KEYS = ("schema", "database", "warehouse", "server_side_parameters", "emulate_sql_warehouse")
 # Keys dbt itself puts in every profile target, besides the adapter's own fields.
 _DBT_PROFILE_KEYS = frozenset({"type", "threads", "retries"})
+# The only parameters a Databricks SQL warehouse lets a session SET ("Configuration parameters" in
+# the Databricks SQL reference); it refuses every other key, Spark's and Delta's included.
+SQL_WAREHOUSE_PARAMETERS = frozenset(
+    {
+        "ansi_mode",
+        "legacy_time_parser_policy",
+        "max_file_partition_bytes",
+        "statement_timeout",
+        "timezone",
+        "use_cached_result",
+    }
+)
+# SET or RESET of a key: `SET key = value`, `SET key`, `RESET key`. The warehouse's own statements
+# (SET TIME ZONE, SET VARIABLE, SET QUERY_TAGS) and a bare SET are not settings.
+# dbt puts its query comment before each statement.
+_SETTING_STATEMENT = re.compile(
+    r"^(?:\s*(?:/\*.*?\*/|--[^\n]*\n))*\s*(set|reset)\s+(?!time\s+zone\b|var\b|variable\b|query_tags\b)`?([^\s=`;]+)",
+    re.IGNORECASE | re.DOTALL,
+)
+STATEMENT_LOG = "sql_warehouse_statements.log"
 
 
 @dataclass
@@ -32,6 +53,9 @@ class TablestreamCredentials(SparkCredentials):
     host: str | None = "localhost"
     warehouse: str = DEFAULT_WAREHOUSE
     server_side_parameters: dict[str, str] = field(default_factory=dict)
+    # Refuse, as a Databricks SQL warehouse does, every SET of a key outside its short list, and
+    # log each statement: the tests' stand-in for a warehouse (docs/cluster-engine.md).
+    emulate_sql_warehouse: bool = False
 
     @classmethod
     def validate(cls, data: Any) -> None:
@@ -75,18 +99,27 @@ class TablestreamCredentials(SparkCredentials):
         return self.warehouse
 
     def _connection_keys(self) -> tuple[str, ...]:
-        return ("warehouse", "schema", "server_side_parameters")
+        return ("warehouse", "schema", "server_side_parameters", "emulate_sql_warehouse")
 
     def warehouse_path(self, project_root: str | None = None) -> Path:
         return warehouse_path(self.warehouse, project_root or None)
 
 
+def refused_setting(sql: str) -> str | None:
+    """The key a SQL warehouse refuses to SET or RESET in `sql`, or None."""
+    found = _SETTING_STATEMENT.match(sql)
+    if found is None or found.group(2).lower() in SQL_WAREHOUSE_PARAMETERS:
+        return None
+    return found.group(2)
+
+
 class ThreadSessionCursor(Cursor):
     """dbt-spark's session cursor, on the calling thread's own Spark session."""
 
-    def __init__(self, warehouse: Path, settings: dict[str, str]) -> None:
+    def __init__(self, warehouse: Path, settings: dict[str, str], emulate_sql_warehouse: bool = False) -> None:
         super().__init__(server_side_parameters=settings)
         self.warehouse = warehouse
+        self.emulate_sql_warehouse = emulate_sql_warehouse
 
     def execute(self, sql: str, *parameters: Any) -> None:
         from py4j.protocol import Py4JJavaError
@@ -94,6 +127,8 @@ class ThreadSessionCursor(Cursor):
 
         if parameters:
             sql = sql % parameters
+        if self.emulate_sql_warehouse:
+            self._as_a_sql_warehouse(sql)
         session = LocalSpark.session(self.warehouse, self.server_side_parameters)
         try:
             self._df = session.sql(sql)
@@ -109,14 +144,26 @@ class ThreadSessionCursor(Cursor):
                 raise DbtRuntimeError(str(raised.java_exception.getMessage())) from raised
             raise
 
+    def _as_a_sql_warehouse(self, sql: str) -> None:
+        with (self.warehouse / STATEMENT_LOG).open("a", encoding="utf-8") as log:
+            log.write(sql.strip() + "\n;\n")
+        key = refused_setting(sql)
+        if key is not None:
+            # A warehouse's own words (SQLSTATE 42K0I), so errors read as they would there.
+            raise DbtRuntimeError(
+                f"[CONFIG_NOT_AVAILABLE] Configuration {key} is not available. SQLSTATE: 42K0I "
+                "(emulate_sql_warehouse: a Databricks SQL warehouse refuses to set it)"
+            )
+
 
 class ThreadSessionConnection:
-    def __init__(self, warehouse: Path, settings: dict[str, str]) -> None:
+    def __init__(self, warehouse: Path, settings: dict[str, str], emulate_sql_warehouse: bool = False) -> None:
         self.warehouse = warehouse
         self.settings = settings
+        self.emulate_sql_warehouse = emulate_sql_warehouse
 
     def cursor(self) -> ThreadSessionCursor:
-        return ThreadSessionCursor(self.warehouse, self.settings)
+        return ThreadSessionCursor(self.warehouse, self.settings, self.emulate_sql_warehouse)
 
 
 class ThreadSessionConnectionWrapper(SessionConnectionWrapper):
@@ -147,6 +194,8 @@ class TablestreamConnectionManager(SparkConnectionManager):
         except TablestreamError as error:
             connection.state = ConnectionState.FAIL  # type: ignore[assignment]
             raise FailedToConnectError(str(error)) from error
-        connection.handle = ThreadSessionConnectionWrapper(ThreadSessionConnection(warehouse, settings))  # type: ignore[arg-type]
+        connection.handle = ThreadSessionConnectionWrapper(
+            ThreadSessionConnection(warehouse, settings, bool(credentials.emulate_sql_warehouse))
+        )  # type: ignore[arg-type]
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
         return connection
