@@ -15,6 +15,9 @@
      window is still this run's to apply; after it, whether Delta applied it or skipped it because
      a concurrent run had (a SetTransaction at or above this version). --#}
 {% macro spark__stream_commit(target, sql, mode, stream, layout={}) %}
+  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' -%}
+    {{ return(dbt_tablestream.stream_reapply_commit(target, sql, mode, stream, layout)) }}
+  {%- endif -%}
   {%- if mode != 'overwrite' -%}
     {%- set verdict = dbt_tablestream.stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
@@ -151,12 +154,24 @@
      small files in the driver's memory, blind to files other processes wrote, and the package
      has already decided that it is time. --#}
 {% macro spark__stream_compaction_sql(on) %}
+  {#-- Where no session setting may be made, the table property does it (stream_compaction_properties). --#}
+  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' -%}{{ return([]) }}{%- endif -%}
   {%- set settings = {'enabled': 'true', 'minNumFiles': '1', 'minFileSize': '16777216', 'maxFileSize': '134217728'} -%}
   {%- set statements = [] -%}
   {%- for name, value in settings.items() -%}
     {%- do statements.append(('set spark.databricks.delta.autoCompact.' ~ name ~ ' = ' ~ value) if on else ('reset spark.databricks.delta.autoCompact.' ~ name)) -%}
   {%- endfor -%}
   {{ return(statements) }}
+{% endmacro %}
+
+
+{#-- The table property that has Delta compact a table's small files after its writes, where the
+     session settings of spark__stream_compaction_sql cannot be made (the reapply protocol): Delta
+     then compacts once 50 files are small, with the same limits. Set when the package creates a
+     table_stream target or an offsets log; a model's own tblproperties win. --#}
+{% macro stream_compaction_properties() %}
+  {%- if dbt_tablestream.stream_commit_protocol() != 'reapply' or var('tablestream_compact_every', 50) | int <= 0 -%}{{ return({}) }}{%- endif -%}
+  {{ return({'delta.autoOptimize.autoCompact': 'true'}) }}
 {% endmacro %}
 
 

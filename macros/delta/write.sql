@@ -22,6 +22,22 @@ using delta
 as
 {{ sql }}
     {%- endset -%}
+  {%- elif dbt_tablestream.stream_commit_protocol() == 'reapply' -%}
+    {#-- An append that a re-applied window cannot duplicate (docs/architecture.md, "Exactly once
+         without session settings"): a version of the source is in the target whole or not at all,
+         so the window's rows of a version already there are left out. The literal bounds let Delta
+         read only the target files holding the window's versions (check_stream_reapply keeps a
+         table_stream to one input and to an output with __commit_version). --#}
+    {%- set input = stream.inputs[0] -%}
+    {%- set write_sql -%}
+merge into {{ target }} as __tablestream_target
+using (
+{{ sql }}
+) as __tablestream_window
+on __tablestream_target.__commit_version = __tablestream_window.__commit_version
+  and __tablestream_target.__commit_version >= {{ input.after + 1 }}L and __tablestream_target.__commit_version <= {{ input.through }}L
+when not matched then insert *
+    {%- endset -%}
   {%- else -%}
     {%- set write_sql -%}
 insert into {{ target }}

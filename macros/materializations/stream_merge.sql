@@ -19,6 +19,7 @@
   {%- set columns = schema | map(attribute='name') | list -%}
   {%- set data_columns = columns | reject('in', ['__change_type', '__commit_version', '__commit_timestamp'] + settings.target_exclude_columns) | list -%}
   {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, data_columns, settings) -%}
+  {%- do dbt_tablestream.check_stream_reapply(stream, settings, columns) -%}
 
   {{ run_hooks(pre_hooks) }}
 

@@ -12,6 +12,9 @@
   {%- set on_schema_change = settings.on_schema_change -%}
   {%- set rows_sql = compiled_code -%}
   {%- set rows_read = none -%}
+  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' and stream.view is not none -%}
+    {%- do dbt_tablestream.check_stream_reapply(stream, settings, get_column_schema_from_query(compiled_code) | map(attribute='name') | list) -%}
+  {%- endif -%}
   {%- if keys and settings.net_changes and stream.view is not none -%}
     {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
     {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys).rows_read -%}
@@ -30,7 +33,7 @@
   {%- do dbt_tablestream.fault_point('before_target_commit') -%}
   {%- set response = none -%}
   {%- if rebuild -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dict(dbt_tablestream.stream_compaction_properties(), **dbt_tablestream.stream_kept_table_properties(existing_relation))), 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}

@@ -38,7 +38,11 @@
 {#-- The offsets log is created empty from the row's own select (so its columns are the row's) and
      then appended: blind appends of different streams do not conflict in Delta. --#}
 {% macro spark__offsets_log_create_sql(relation, select_sql) %}
-  {{ return('create table if not exists ' ~ relation ~ ' using delta as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
+  {%- set properties = dbt_tablestream.stream_compaction_properties() -%}
+  {%- set pairs = [] -%}
+  {%- for key, value in properties.items() -%}{%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}{%- endfor -%}
+  {{ return('create table if not exists ' ~ relation ~ ' using delta' ~ (' tblproperties (' ~ pairs | join(', ') ~ ')' if pairs else '')
+            ~ ' as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
 {% endmacro %}
 
 

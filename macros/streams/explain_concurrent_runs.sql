@@ -8,7 +8,8 @@
   {%- for result in results
         if result.status == 'error' and result.node.resource_type == 'model'
         and result.node.config.materialized in ['table_stream', 'stream_merge'] -%}
-    {%- set explanation = dbt_tablestream.concurrent_run_explanation(result.node.name, result.message or '') -%}
+    {%- set streams = modules.re.findall('tablestream:window \\{"stream": "([^"]+)"', result.node.compiled_code or '') -%}
+    {%- set explanation = dbt_tablestream.concurrent_run_explanation(result.node.name, result.message or '', streams) -%}
     {%- if explanation -%}
       {{ log(explanation, info=True) }}
     {%- endif -%}
@@ -17,8 +18,17 @@
 {% endmacro %}
 
 
-{#-- The explanation of a stream model's error, or none when the error is not a concurrent run's win. --#}
-{% macro concurrent_run_explanation(model_name, message) %}
+{#-- The explanation of a stream model's error, or none when the error is not a concurrent run's win.
+     `streams`: the model's streams (their windows' names in its compiled SQL). Under the reapply
+     protocol (no marker) two runs writing one target at once conflict in Delta as any two writers
+     do, and the loser's error names its conflict class only. --#}
+{% macro concurrent_run_explanation(model_name, message, streams=[]) %}
+  {%- set conflict = modules.re.search('DELTA_(CONCURRENT_APPEND|CONCURRENT_DELETE_READ|CONCURRENT_DELETE_DELETE|CONCURRENT_WRITE|METADATA_CHANGED)', message) -%}
+  {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message and conflict and streams -%}
+    {{ return("Stream " ~ streams | unique | join(', ') ~ " of model " ~ model_name ~ " is being consumed by another run: another write to its target "
+       ~ "committed while this run was writing it, so Delta refused this run's write (" ~ conflict.group(0) ~ "). "
+       ~ "Nothing was written by this run and its offset did not move; nothing needs repair. Run again to apply what changed since.") }}
+  {%- endif -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message or 'tablestream.stream' not in message -%}
     {{ return(none) }}
   {%- endif -%}

@@ -10,6 +10,9 @@
      is the state before the window, so the window's first event is compared with it; with
      `sequence_by`, events at or before what the key's history already holds are late and dropped
      (the history's last time per key is its tombstone, so a late event cannot revive a deleted key).
+     `drop_applied` drops them without `sequence_by` too, by commit timestamp (Delta's are strictly
+     increasing from version to version): under the reapply protocol a window may be applied
+     again, and its changes already in the history must not open versions twice.
 
      A key's timeline (its open row, then its events) splits into groups, each starting where:
        - an upsert follows nothing, a delete, or a row with other tracked values: a new version;
@@ -20,7 +23,7 @@
      next group's dbt_valid_from. The open row keeps its dbt_scd_id; a new version's is a hash of
      its key and dbt_valid_from. An open row that the window leaves as it was is not returned, so
      the MERGE rewrites no file for it. --#}
-{% macro history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none) %}
+{% macro history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
   {%- set sequence = events['sequence'] if events else [] -%}
   {%- set at = adapter.quote(sequence[0]) if sequence else '__commit_timestamp' -%}
   {%- set new_record = history['hard_deletes'] == 'new_record' -%}
@@ -53,7 +56,7 @@ with __tablestream_events as (
 {%- if current is not none %}
 ), __tablestream_window_keys as (
   select distinct {{ key_list }} from __tablestream_points
-  {%- if sequence %}
+  {%- if sequence or drop_applied %}
 ), __tablestream_applied as (
   select {{ dbt_tablestream.prefixed_columns(keys, '__tablestream_history') }},
     max(coalesce(__tablestream_history.dbt_valid_to, __tablestream_history.dbt_updated_at)) as __tablestream_applied_at
@@ -67,7 +70,7 @@ with __tablestream_events as (
     __tablestream_point.__tablestream_delete, false as __tablestream_stored,
     __tablestream_point.__tablestream_at as __tablestream_start, cast(null as string) as __tablestream_scd_id
   from __tablestream_points as __tablestream_point
-  {%- if current is not none and sequence %}
+  {%- if current is not none and (sequence or drop_applied) %}
   left join __tablestream_applied on {{ dbt_tablestream.keys_match(keys, '__tablestream_applied', '__tablestream_point') }}
   where __tablestream_applied.__tablestream_applied_at is null or __tablestream_point.__tablestream_at > __tablestream_applied.__tablestream_applied_at
   {%- endif %}

@@ -4,10 +4,14 @@
        absent -> present: one INSERT with the final values
        present -> present: the first UPDATE_BEFORE and the last UPDATE_AFTER
        present -> absent: one DELETE with the original values
-       absent -> absent (inserted and deleted in the window): nothing
+       absent -> absent (inserted and deleted in the window): nothing, or with `touched_deletes`
+         one DELETE with the last values
      So at most one post-image and one pre-image meet each key. The post-images and deletes come
-     from one select, so a MERGE, which drops the pre-images, computes the windows once. --#}
-{% macro net_changes_sql(sql, keys, columns) %}
+     from one select, so a MERGE, which drops the pre-images, computes the windows once.
+     `touched_deletes` (the reapply protocol, docs/architecture.md): a window applied again after
+     a lost offsets row may find a key that the first application inserted; its DELETE leaves
+     every key the window touched as the window's end has it. --#}
+{% macro net_changes_sql(sql, keys, columns, touched_deletes=false) %}
   {%- set key_list = [] -%}
   {%- for key in keys -%}{%- do key_list.append(adapter.quote(key)) -%}{%- endfor -%}
   {%- set key_list = key_list | join(', ') -%}
@@ -34,6 +38,9 @@ select {{ data_columns }},
   case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
 from __tablestream_ordered
 where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)
+  {%- if touched_deletes %}
+  or (__tablestream_last = 1 and not __tablestream_existed and not __tablestream_exists)
+  {%- endif %}
   {%- endset -%}
   {{ return(sql_out) }}
 {% endmacro %}

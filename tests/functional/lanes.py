@@ -248,3 +248,22 @@ def run_batch(
                 failures.append(f"lane {lane.index} after run {run}: {failure}\n  its history: {lane.history!r}")
         assert not failures, f"{len(failures)} of {len(lanes)} lanes differ from their oracle:\n" + "\n".join(failures)
     return total
+
+
+def lose_offsets_rows(bench: StreamBench, streams: Sequence[str], rng: random.Random) -> list[str]:
+    """A crash between a run's target commits and its offsets appends, for a random non-empty
+    subset of ``streams``: each one's latest offsets row is deleted, so the next run finds the
+    stream where it was before that run and applies its window again (the reapply protocol's
+    recovery, docs/architecture.md, "Exactly once without session settings"). Returns the streams."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in bench.offsets():
+        latest[row["stream_name"]] = row
+    logged = [stream for stream in streams if stream in latest]
+    lost = [stream for stream in logged if rng.random() < 0.75] or logged[:1]
+    for stream in lost:
+        row = latest[stream]
+        shared_spark().sql(
+            f"delete from analytics.tablestream_offsets where stream_name = '{stream}'"
+            f" and invocation_id = '{row['invocation_id']}' and epoch = {row['epoch']}"
+        )
+    return lost

@@ -236,6 +236,18 @@ class StreamBench:
         return after - before
 
 
+def assert_no_refused_setting(warehouse: Path) -> list[str]:
+    """The statements dbt sent to an emulated SQL warehouse (its statement log): there are some,
+    and none sets or resets a setting a warehouse refuses. Returns them."""
+    from dbt.adapters.tablestream.connections import STATEMENT_LOG, refused_setting
+
+    statements = [sql for sql in (warehouse / STATEMENT_LOG).read_text().split("\n;\n") if sql.strip()]
+    assert statements, "no statement reached the emulated warehouse"
+    refused = [sql for sql in statements if refused_setting(sql) is not None]
+    assert not refused, f"settings a SQL warehouse refuses: {refused}"
+    return statements
+
+
 def model_results(result: Any) -> list[Any]:
     """A dbt run's results for its models, without this package's on-run-start hook."""
     return [item for item in result.result.results if item.node.resource_type == "model"]

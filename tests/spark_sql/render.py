@@ -75,10 +75,15 @@ def local_package(project_dir: Path) -> None:
 class SparkRenderer:
     """The render project parsed for ``type: spark``, with a dbt context per model."""
 
-    def __init__(self, work_dir: Path) -> None:
+    def __init__(self, work_dir: Path, project_vars: dict[str, Any] | None = None) -> None:
         self.project_dir = work_dir / "project"
         shutil.copytree(PROJECT, self.project_dir)
         local_package(self.project_dir)
+        if project_vars:
+            project_file = self.project_dir / "dbt_project.yml"
+            project = yaml.safe_load(project_file.read_text())
+            project["vars"] = {**(project.get("vars") or {}), **project_vars}
+            project_file.write_text(yaml.safe_dump(project))
         write_profile(self.project_dir, "spark", "tablestream_spark_sql")
         dirs = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.project_dir)]
         for command in (["deps"], ["parse"]):
@@ -286,7 +291,8 @@ class ModelRender:
         temporary = self.context["make_temp_relation"](self.this)
         yield statement("write_rows", self.context["create_temporary_view"](temporary, rows_sql))
         select_sql = f"select {', '.join(self.output_columns)} from {temporary}"
-        yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", stream))
+        group = self.call("stream_group", [stream])  # the materialization's stream: its inputs' group
+        yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", group))
 
     def stream_merge_write(
         self, stream: dict[str, Any], compiled: str, keys: list[str], first: bool, statement: Callable[..., Statement]

@@ -66,3 +66,17 @@ def test_other_errors_are_not_explained(renderer: SparkRenderer) -> None:
     # A conflict between commits that carry no stream marker is Delta's business alone.
     unmarked = delta_conflict_message(MARKER).replace("tablestream.", "other.")
     assert explain("current", unmarked) is None
+
+
+def test_a_conflict_between_two_writers_of_a_stream_target_is_explained(renderer: SparkRenderer) -> None:
+    """Under the reapply protocol (a SQL warehouse) no marker names the window: Delta's conflict
+    class and the model's streams do."""
+    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    message = (
+        "io.delta.exceptions.ConcurrentAppendException: [DELTA_CONCURRENT_APPEND.WITHOUT_HINT] Transaction conflict"
+        " detected. a concurrent MERGE added data to table spark_catalog.analytics.current committed at version 1."
+    )
+    explanation = str(explain("current", message, ["current__app_t"]))
+    assert explanation.startswith("Stream current__app_t of model current is being consumed by another run: ")
+    assert "(DELTA_CONCURRENT_APPEND)" in explanation and "Nothing was written by this run" in explanation
+    assert explain("current", message) is None  # not a stream model's: Delta's business alone

@@ -100,6 +100,33 @@ def test_spark_parses_every_statement(rendered: dict[str, list[Statement]], spar
     assert checked > 100
 
 
+def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRenderer, spark) -> None:
+    """Under the reapply protocol (SQL warehouses): every model's later-run write parses, a
+    table_stream appends by an insert-only MERGE within the window's literal versions, a net
+    stream_merge deletes the keys a window inserted and deleted, a history drops what it holds, and
+    compaction is left to a table property instead of settings."""
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    writes: dict[str, str] = {}
+    for model in reapply_renderer.model_names():
+        if model == "orders_current_changes":  # stream_read: changelog, refused under reapply
+            continue
+        render = reapply_renderer.model(model)
+        assert render.call("stream_commit_protocol") == "reapply"
+        writes[model] = next(s.sql for s in render.scenario("next_run") if s.step == "write")
+        parser.parsePlan(writes[model])
+        assert render.call("stream_compaction_sql", True) == []
+    assert "when not matched then insert *" in writes["orders_changes"]
+    assert (
+        "__tablestream_target.__commit_version >= 6L and __tablestream_target.__commit_version <= 9L"
+        in writes["orders_changes"]
+    )
+    assert (
+        "or (__tablestream_last = 1 and not __tablestream_existed and not __tablestream_exists)"
+        in writes["orders_current"]
+    )
+    assert "__tablestream_applied" in writes["order_history"]
+
+
 @pytest.mark.parametrize(
     "sql, accepted",
     [

@@ -203,7 +203,12 @@ def config_reference() -> str:
     lines += [
         "",
         "The project var `tablestream_stream_read` sets `stream_read` for every model that sets none;",
-        "`tablestream_compact_every` (default 50) is how often a stream's run compacts its offsets log.",
+        "`tablestream_compact_every` (default 50) is how often a stream's run compacts its offsets log;",
+        "`tablestream_commit_protocol` (`auto`, the default, `marked` or `reapply`) is how a run's write is",
+        "made exactly once: `marked` with Delta's idempotent-write session settings (clusters), `reapply`",
+        "without any, where they are refused (SQL warehouses; `auto` picks it on a warehouse's `http_path`",
+        "and on the local profile's `emulate_sql_warehouse`). See",
+        "[the architecture](architecture.md#exactly-once-without-session-settings).",
         "",
         NAMES_KEPT_IN_PAIRS,
         "## The PySpark API",
