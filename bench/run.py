@@ -21,6 +21,8 @@ variants, the statements it sent.
     python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
     python bench/run.py --carryovers     # drop_carryovers on against off (bench/results/carryovers.json)
+    python bench/run.py --warehouse --sizes 10000000
+                                         # the reapply protocol against the marked one (bench/results/warehouse.json)
     python bench/run.py --scale          # 10M, 30M and 100M rows, clustered and scattered changes, 5 runs each
                                          # (bench/results/scale.json; 10M took 26 minutes here)
     python bench/run.py --scale --sizes 100000000 --patterns clustered
@@ -75,6 +77,9 @@ CARRYOVER_VARIANTS = ("stream_merge", "stream_merge_keep_carryovers", "table_str
 # --scale: this package's MERGE with and without deletion vectors against the stock incremental
 # and a rebuild; `floor` and `floor_expert` run beside them (Bench.floor).
 SCALE_VARIANTS = ("stream_merge", "stream_merge_dv", "cdf_incremental", "rebuild")
+# --warehouse: the commit protocols side by side, the same models run with the marked protocol (a
+# cluster's) and the reapply protocol (a SQL warehouse's: no session setting).
+WAREHOUSE_VARIANTS = ("stream_merge", "stream_merge_reapply", "table_stream", "table_stream_reapply")
 SCALE_SIZES = [10_000_000, 30_000_000, 100_000_000]
 PATTERNS = ("clustered", "scattered")
 MODE_VARIANTS = {
@@ -82,6 +87,7 @@ MODE_VARIANTS = {
     "changes": CHANGES_VARIANTS,
     "carryovers": CARRYOVER_VARIANTS,
     "scale": SCALE_VARIANTS,
+    "warehouse": WAREHOUSE_VARIANTS,
 }
 # The file bound of the key-ordered copies (the package's default max_rows_per_file).
 FILE_ROWS = 250_000
@@ -334,7 +340,8 @@ class Bench:
 
 
 def run_model(bench: Bench, model: str) -> Callable[[list[tuple[str, float]]], None]:
-    return lambda statements: bench.dbt(["run", "-s", model], statements)
+    protocol = ["--vars", "{tablestream_commit_protocol: reapply}"] if model.endswith("_reapply") else []
+    return lambda statements: bench.dbt(["run", "-s", model, *protocol], statements)
 
 
 def run_size(
@@ -632,6 +639,7 @@ def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, fl
                 *DBT_VARIANTS,
                 *CHANGES_VARIANTS[1:],
                 *CARRYOVER_VARIANTS,
+                *WAREHOUSE_VARIANTS,
                 "floor",
                 "noop_stream",
                 "noop_incremental",
@@ -663,6 +671,12 @@ def result_line(table: dict[int, dict[str, dict[str, float | None]]], cold: dict
             f"RESULT merge_filter_ratio={stream / seconds(large, 'stream_merge_keep_carryovers'):.2f} "
             f"log_filter_ratio={seconds(large, 'table_stream') / seconds(large, 'table_stream_keep_carryovers'):.2f} "
             f"merge_vs_floor={stream / seconds(large, 'floor'):.2f}"
+        )
+    if "stream_merge_reapply" in table[large]:
+        return (
+            f"RESULT merge_reapply_vs_marked={seconds(large, 'stream_merge_reapply') / stream:.2f} "
+            f"log_reapply_vs_marked={seconds(large, 'table_stream_reapply') / seconds(large, 'table_stream'):.2f} "
+            f"merge_reapply_vs_floor={seconds(large, 'stream_merge_reapply') / seconds(large, 'floor'):.2f}"
         )
     if "stream_merge_changes" in table[large]:
         changes = seconds(large, "stream_merge_changes")
@@ -784,6 +798,12 @@ def main(argv: list[str] | None = None) -> int:
         help="drop_carryovers on (the default) against off, for stream_merge and table_stream (bench/results/carryovers.json)",
     )
     parser.add_argument(
+        "--warehouse",
+        action="store_true",
+        help="the reapply protocol (a SQL warehouse's) against the marked one, stream_merge and table_stream "
+        "(bench/results/warehouse.json)",
+    )
+    parser.add_argument(
         "--scale",
         action="store_true",
         help="10M, 30M and 100M rows, clustered and scattered 0.1%% changes, 5 runs each (bench/results/scale.json)",
@@ -818,7 +838,17 @@ def main(argv: list[str] | None = None) -> int:
             [0.0001, 0.001, 0.01, 0.1],
             3,
         )
-    mode = "changes" if args.changes else "carryovers" if args.carryovers else "scale" if args.scale else "run"
+    mode = (
+        "changes"
+        if args.changes
+        else "carryovers"
+        if args.carryovers
+        else "warehouse"
+        if args.warehouse
+        else "scale"
+        if args.scale
+        else "run"
+    )
     args.out = args.out or RESULTS / (f"{mode}.json" if mode != "run" else "run_full.json" if args.full else "run.json")
     args.skip_cold = args.skip_cold or mode != "run"
     headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
@@ -864,7 +894,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"{values['python_rss_mb']:>11.0f}{values['jvm_rss_mb']:>9.0f}"
                 )
     largest = max(args.sizes)
-    shown = {"run": ("stream_merge", "noop_stream"), "changes": ("stream_merge", "stream_merge_changes")}
+    shown = {
+        "run": ("stream_merge", "noop_stream"),
+        "changes": ("stream_merge", "stream_merge_changes"),
+        "warehouse": ("stream_merge", "stream_merge_reapply", "table_stream_reapply"),
+    }
     for variant in shown.get(mode, ("stream_merge", "stream_merge_keep_carryovers")):
         last = [m for m in measurements if m.rows == largest and m.fraction == headline and m.variant == variant][-1]
         log(f"\n{variant} at {largest:,} rows, round {last.round}: {last.statements} statements, {last.seconds:.2f} s")
