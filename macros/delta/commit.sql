@@ -154,8 +154,6 @@
      small files in the driver's memory, blind to files other processes wrote, and the package
      has already decided that it is time. --#}
 {% macro spark__stream_compaction_sql(on) %}
-  {#-- Where no session setting may be made, the table property does it (stream_compaction_properties). --#}
-  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' -%}{{ return([]) }}{%- endif -%}
   {%- set settings = {'enabled': 'true', 'minNumFiles': '1', 'minFileSize': '16777216', 'maxFileSize': '134217728'} -%}
   {%- set statements = [] -%}
   {%- for name, value in settings.items() -%}

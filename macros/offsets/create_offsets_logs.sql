@@ -29,7 +29,7 @@
   {%- set typed_row = dbt_tablestream.offsets_values_sql({
       'stream_name': none, 'epoch': 0, 'stream_id': none, 'source': none, 'source_table_id': none, 'mode': none,
       'from_version': none, 'to_version': none, 'target': none, 'rows_written': none}) -%}
-  {%- do run_query(dbt_tablestream.offsets_log_create_sql(relation, typed_row)) -%}
+  {%- do run_query(dbt_tablestream.offsets_log_create_sql(relation, typed_row, dbt_tablestream.stream_compaction_properties())) -%}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}
 

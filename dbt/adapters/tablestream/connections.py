@@ -145,6 +145,7 @@ class ThreadSessionCursor(Cursor):
             raise
 
     def _as_a_sql_warehouse(self, sql: str) -> None:
+        self.warehouse.mkdir(parents=True, exist_ok=True)
         with (self.warehouse / STATEMENT_LOG).open("a", encoding="utf-8") as log:
             log.write(sql.strip() + "\n;\n")
         key = refused_setting(sql)
