@@ -15,6 +15,7 @@ from types import ModuleType
 import pytest
 import yaml
 
+from tests.functional.streams import assert_no_refused_setting
 from tests.spark_sql.render import local_package
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +91,22 @@ def check_passed(code: int, output: str) -> None:
 def test_the_conformance_suite_passes_on_the_local_session(tmp_path: Path, tablestream_warehouse: Path) -> None:
     profile = {"type": "tablestream", "warehouse": str(tablestream_warehouse), "schema": "analytics", "threads": 2}
     check_passed(*run_suite(tmp_path, profile))
+
+
+# Opt in (`-m soak`): the suite again, 11 minutes here, where the default suite's 30 cannot hold it.
+@pytest.mark.soak
+def test_the_conformance_suite_passes_on_an_emulated_sql_warehouse(tmp_path: Path) -> None:
+    """Every setting a SQL warehouse refuses is refused (the reapply protocol runs), and none was sent."""
+    warehouse = tmp_path / "warehouse"
+    profile = {
+        "type": "tablestream",
+        "warehouse": str(warehouse),
+        "schema": "analytics",
+        "threads": 2,
+        "emulate_sql_warehouse": True,
+    }
+    check_passed(*run_suite(tmp_path, profile))
+    assert_no_refused_setting(warehouse)
 
 
 def plant_wrong_row(project: Path) -> None:
