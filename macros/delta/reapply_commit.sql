@@ -10,7 +10,9 @@
 {#-- Before a write on top of the target (append or merge), the offsets log must still hold the
      position this run read from: a run that logged a later window has already applied this one
      (refused, nothing written). Two runs that both pass the check and write at once conflict in
-     Delta, as their MERGEs read the files the other rewrites, and one fails. --#}
+     Delta, as their MERGEs read the files the other rewrites, and one fails; two that write one
+     after the other both apply the window (the second changes nothing) and the offsets log takes
+     the first row only (append_stream_offset). --#}
 {% macro spark__stream_reapply_commit(target, sql, mode, stream, layout={}) %}
   {%- if mode != 'overwrite' -%}
     {%- do dbt_tablestream.check_stream_position_unmoved(stream) -%}
@@ -27,29 +29,12 @@
     {{ sql }}
   {%- endcall -%}
   {%- set result = load_result('main') -%}
-  {%- if mode != 'overwrite' and dbt_tablestream.stream_window_logged(stream) -%}
-    {#-- A concurrent run applied and logged the same window while this one wrote it again (which
-         changed nothing): logged once, by that run. --#}
-    {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
-  {%- endif -%}
   {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return({'code': 'OK', 'rows_affected': result.table.rows[0]['num_affected_rows'] | int}) }}
   {%- endif -%}
   {#-- A CREATE OR REPLACE reports nothing: its commit is the target's latest, as nothing else writes a target being rebuilt. --#}
   {%- set history = run_query(dbt_tablestream.describe_history_sql(target, 1)).rows -%}
   {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.commit_output_rows(history, history[0]['version'] | int) if history else none}) }}
-{% endmacro %}
-
-
-{#-- Whether the offsets log already holds every input's window end (in its epoch). --#}
-{% macro stream_window_logged(stream) %}
-  {%- for input in stream.inputs if input.view is not none -%}
-    {%- set logged = dbt_tablestream.read_stream_offset(input.stream) -%}
-    {%- if logged is none or (logged.epoch | int) != input.epoch or logged.to_version is none or (logged.to_version | int) < input.through -%}
-      {{ return(false) }}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(true) }}
 {% endmacro %}
 
 

@@ -113,9 +113,14 @@
   {%- endif -%}
   {%- set rows_written = response.rows_affected if response is not none else 0 -%}
   {%- do dbt_tablestream.fault_point('after_target_commit') -%}
-  {%- do dbt_tablestream.append_stream_offset(stream, rows_written) -%}
+  {%- set appended = dbt_tablestream.append_stream_offset(stream, rows_written) -%}
   {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
-  {{ log(dbt_tablestream.stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
+  {%- if appended == 0 -%}
+    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream.stream_window_text(stream)
+           ~ " was applied and logged by a concurrent run while this run applied it again, which changed nothing", info=True) }}
+  {%- else -%}
+    {{ log(dbt_tablestream.stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
+  {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(built.relation, built.existing, built.rebuilt) -%}
 {% endmacro %}
 

@@ -3,15 +3,17 @@
 
 {#-- `compact`: Delta compacts the log's small files after the append (spark__stream_compaction_sql);
      under the reapply protocol, where no setting may be made, the log's table property does
-     (stream_compaction_properties). --#}
-{% macro append_offsets_row(relation, select_sql, columns=none, compact=false) %}
-  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns, compact)) }}
+     (stream_compaction_properties). `unlogged_only`: the names of the rows' streams, to append
+     only the rows whose window the log does not hold yet (spark__offsets_log_append_sql).
+     Returns how many rows were appended, or none where Spark does not say. --#}
+{% macro append_offsets_row(relation, select_sql, columns=none, compact=false, unlogged_only=[]) %}
+  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns, compact, unlogged_only)) }}
 {% endmacro %}
 
 
 {#-- dbt's relation cache already lists the target schema's tables, so a log that exists costs no
      statement; only a first run creates it. --#}
-{% macro spark__append_offsets_row(relation, select_sql, columns=none, compact=false) %}
+{% macro spark__append_offsets_row(relation, select_sql, columns=none, compact=false, unlogged_only=[]) %}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {% call statement('create_stream_offsets') -%}
       {{ dbt_tablestream.offsets_log_create_sql(relation, select_sql, dbt_tablestream.stream_compaction_properties()) }}
@@ -26,10 +28,15 @@
   {%- endif %}
   {%- set compact = compact and dbt_tablestream.stream_commit_protocol() != 'reapply' -%}
   {%- for statement_sql in dbt_tablestream.stream_compaction_sql(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
-  {% call statement('append_stream_offset') -%}
-    {{ dbt_tablestream.offsets_log_append_sql(relation, select_sql, columns) }}
+  {% call statement('append_stream_offset', fetch_result=True) -%}
+    {{ dbt_tablestream.offsets_log_append_sql(relation, select_sql, columns, unlogged_only) }}
   {%- endcall %}
   {%- for statement_sql in dbt_tablestream.stream_compaction_sql(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- set result = load_result('append_stream_offset') -%}
+  {%- if result.table is not none and 'num_inserted_rows' in result.table.column_names and result.table.rows | length > 0 -%}
+    {{ return(result.table.rows[0]['num_inserted_rows'] | int) }}
+  {%- endif -%}
+  {{ return(none) }}
 {% endmacro %}
 
 
@@ -41,19 +48,46 @@
 
 {#-- The offsets log is created empty from the row's own select (so its columns are the row's) and
      then appended: blind appends of different streams do not conflict in Delta. --#}
+{#-- Partitioned by stream: Delta tells concurrent writers apart by the partitions they read and
+     add to, so a conditional append (unlogged_only) of one stream conflicts only with another run
+     of that stream, never with the other streams of the schema; and a run's read of its position
+     opens only its stream's files. --#}
 {% macro spark__offsets_log_create_sql(relation, select_sql, properties={}) %}
   {%- set pairs = [] -%}
   {%- for key, value in properties.items() -%}{%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}{%- endfor -%}
-  {{ return('create table if not exists ' ~ relation ~ ' using delta' ~ (' tblproperties (' ~ pairs | join(', ') ~ ')' if pairs else '')
+  {{ return('create table if not exists ' ~ relation ~ ' using delta partitioned by (stream_name)' ~ (' tblproperties (' ~ pairs | join(', ') ~ ')' if pairs else '')
             ~ ' as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
 {% endmacro %}
 
 
-{% macro offsets_log_append_sql(relation, select_sql, columns=none) %}
-  {{ return(adapter.dispatch('offsets_log_append_sql', 'dbt_tablestream')(relation, select_sql, columns)) }}
+{% macro offsets_log_append_sql(relation, select_sql, columns=none, unlogged_only=[]) %}
+  {{ return(adapter.dispatch('offsets_log_append_sql', 'dbt_tablestream')(relation, select_sql, columns, unlogged_only)) }}
 {% endmacro %}
 
 
-{% macro spark__offsets_log_append_sql(relation, select_sql, columns=none) %}
-  {{ return('insert into ' ~ relation ~ (' (' ~ columns | join(', ') ~ ')' if columns else '') ~ '\n' ~ select_sql) }}
+{#-- A blind INSERT, or with `unlogged_only` (the rows' stream names; the reapply protocol, where
+     two runs may apply one window) an insert-only MERGE that skips a row whose stream the log
+     already holds at that window end in that epoch. Delta checks the MERGE's read of those
+     streams' partitions at commit: of two runs logging one window at once, the later fails
+     (DELTA_CONCURRENT_APPEND) instead of logging it again. --#}
+{% macro spark__offsets_log_append_sql(relation, select_sql, columns=none, unlogged_only=[]) %}
+  {%- set columns = columns or dbt_tablestream.offsets_columns() -%}
+  {%- if not unlogged_only -%}
+    {{ return('insert into ' ~ relation ~ ' (' ~ columns | join(', ') ~ ')\n' ~ select_sql) }}
+  {%- endif -%}
+  {%- set streams = [] -%}
+  {%- for name in unlogged_only | unique -%}{%- do streams.append(dbt_tablestream.sql_string(name)) -%}{%- endfor -%}
+  {%- set merge_sql -%}
+merge into {{ relation }} as __tablestream_log
+using (
+{{ select_sql }}
+) as __tablestream_row
+on __tablestream_log.stream_name in ({{ streams | join(', ') }})
+  and __tablestream_log.stream_name = __tablestream_row.stream_name
+  and __tablestream_log.epoch = __tablestream_row.epoch
+  and __tablestream_log.to_version >= __tablestream_row.to_version
+when not matched then insert ({{ columns | join(', ') }})
+  values ({% for column in columns %}__tablestream_row.{{ column }}{{ ', ' if not loop.last }}{% endfor %})
+  {%- endset -%}
+  {{ return(merge_sql) }}
 {% endmacro %}

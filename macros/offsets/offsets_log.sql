@@ -103,14 +103,18 @@ order by stream_name
 {% endmacro %}
 
 
-{#-- The run's offsets rows, in one INSERT: a model reading several streams moves them together,
-     each input's row carrying the rows its one commit wrote. --#}
+{#-- The run's offsets rows, in one statement: a model reading several streams moves them together,
+     each input's row carrying the rows its one commit wrote. Under the reapply protocol a
+     concurrent run may have applied and logged the same window meanwhile, so only an unlogged
+     window is appended. Returns how many rows were appended (none where Spark does not say). --#}
 {% macro append_stream_offset(stream, rows_written) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
   {%- set with_note = stream.inputs | map(attribute='note') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
   {%- for input in stream.inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
-  {%- do dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), dbt_tablestream.stream_compaction_due(stream.inputs)) -%}
+  {%- set unlogged_only = stream.inputs | map(attribute='stream') | list if dbt_tablestream.stream_commit_protocol() == 'reapply' else [] -%}
+  {%- set appended = dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), dbt_tablestream.stream_compaction_due(stream.inputs), unlogged_only) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
+  {{ return(appended) }}
 {% endmacro %}

@@ -3,11 +3,13 @@
      there, and <point>@<model> only in that model's run, so one process can leave the models run
      before it committed. <point>@<model>+<model>... kills it once every named model (running in
      parallel threads) has reached the point, so one kill leaves them all at that step.
-     DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds a run there, to line up concurrent runs. --#}
+     DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds a run there, to line up concurrent runs; with
+     DBT_TABLESTREAM_RELEASE=<directory>, only until a file in that directory holds a line with the
+     model's name, so a test releases each model's pause when it is ready. --#}
 {% macro fault_point(point) %}
   {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
   {%- if pause and pause.split(':')[0] == point -%}
-    {{ log("tablestream test pause at " ~ point, info=True) }}
+    {{ log("tablestream test pause at " ~ point ~ " in " ~ model.name, info=True) }}
     {%- do adapter.dispatch('pause_point', 'dbt_tablestream')(point, pause.split(':')[1] | float) -%}
   {%- endif -%}
   {%- set fault = env_var('DBT_TABLESTREAM_FAULT', '').split('@') -%}
@@ -19,7 +21,16 @@
 
 
 {% macro spark__pause_point(point, seconds) %}
-  {%- do run_query(dbt_tablestream.pause_sql(seconds)) -%}
+  {%- set release = env_var('DBT_TABLESTREAM_RELEASE', '') -%}
+  {%- if not release -%}
+    {%- do run_query(dbt_tablestream.pause_sql(seconds)) -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- for _ in range((seconds * 4) | int) -%}
+    {%- set released = run_query('select count(*) from text.`' ~ release ~ '` where value = ' ~ dbt_tablestream.sql_string(model.name)) -%}
+    {%- if released.rows[0][0] > 0 -%}{{ return(none) }}{%- endif -%}
+    {%- do run_query(dbt_tablestream.pause_sql(0.25)) -%}
+  {%- endfor -%}
 {% endmacro %}
 
 

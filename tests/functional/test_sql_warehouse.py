@@ -5,8 +5,9 @@ without session settings").
 
 - What the protocol cannot apply exactly once is refused before anything is written, and so is the
   marked protocol when a project forces it there (the emulation refuses its settings).
-- Two runs that pinned one window both write it: the targets hold it once (opt in, `-m soak`: the
-  offsets log can still name it twice).
+- Two runs that pinned one window both write it: the targets hold it once and the offsets log
+  names it once; also when one run applies and logs a window another run committed but has not
+  logged yet.
 
 The property tests on the emulated warehouse are in test_stream_properties.py, test_cdc_events.py
 and test_history.py; the kill at every step in test_kills.py.
@@ -14,7 +15,8 @@ and test_history.py; the kill at every step in test_kills.py.
 
 from __future__ import annotations
 
-import time
+import re
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -74,21 +76,16 @@ def test_what_cannot_be_applied_exactly_once_without_settings_is_refused_and_wri
     assert refused == ["spark.databricks.delta.write.txnAppId"], refused
 
 
-# Opt in (`-m soak`) until the offsets log can refuse a second row for one window: when the second
-# run's write follows the first's commit but precedes the first's offsets row, both log the window
-# (the second wrote 0 rows; the targets are right). Seen on a fresh clone, 2026-11-27.
-@pytest.mark.soak
-def test_two_runs_that_pinned_one_window_on_a_sql_warehouse_apply_it_once(tmp_path: Path) -> None:
-    """Both runs hold at window_pinned until each has pinned the window, then both write it (each
-    on its own metastore over the same tables): the mirror equals the source, the log has every
-    change once, and the offsets log has the window once and ends at the source's latest version."""
+def two_warehouses(tmp_path: Path) -> tuple[StreamBench, int]:
+    """A mirror and a log of one source, run once; then changes to apply. A second profile target
+    reads the same tables through a metastore of its own, so two dbt processes can run at once.
+    Returns the bench and the source's latest version."""
     bench = warehouse_bench(tmp_path, {"current": MIRROR, "log": LOG}, processes=True)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
     bench.run()
     bench.append([(4, "d", 4)])
     bench.source().update(updates={"name": "'B'"}, predicate="id = 2")
     bench.source().delete("id = 3")
-    latest = bench.source().version()
     second = local_profile(tmp_path / "second_warehouse", emulate_sql_warehouse=True)
     profiles = yaml.safe_load((bench.project.root / "profiles.yml").read_text())
     profiles["probe"]["outputs"]["second"] = second
@@ -100,27 +97,29 @@ def test_two_runs_that_pinned_one_window_on_a_sql_warehouse_apply_it_once(tmp_pa
     ]
     bench.project.set_on_run_start(hooks)
     bench.project.install_packages()
-    barrier = {"DBT_TABLESTREAM_PAUSE": "window_pinned:60"}
-    # dbt fills its relation cache before on-run-start registers the tables: without it, it asks.
-    runs = [
-        dbt_process(bench.project.root, barrier, "run", "--no-populate-cache"),
-        dbt_process(bench.project.root, barrier, "run", "--no-populate-cache", "--target", "second"),
-    ]
-    outputs: list[list[str]] = []
-    for run in runs:
-        assert run.stdout is not None
-        lines = []
-        for line in run.stdout:
-            lines.append(line)
-            if "tablestream test pause at window_pinned" in line:
-                break
-        outputs.append(lines)
-        if len(outputs) == 1:
-            first_paused = time.monotonic()
-    assert time.monotonic() - first_paused < 55, "the runs did not meet at the barrier"
-    texts = ["".join(lines) + run.communicate(timeout=600)[0] for lines, run in zip(outputs, runs, strict=True)]
-    bench.project.set_on_run_start([])
+    return bench, bench.source().version()
 
+
+def read_until_paused(run: subprocess.Popen[str], lines: list[str]) -> str:
+    """Reads the run's output into `lines` until it pauses at a fault point; returns the model."""
+    assert run.stdout is not None
+    for line in run.stdout:
+        lines.append(line)
+        paused = re.search(r"tablestream test pause at \w+ in (\w+)", line)
+        if paused:
+            return paused.group(1)
+    raise AssertionError("the run ended without pausing:\n" + "".join(lines))
+
+
+def release(directory: Path, model: str) -> None:
+    """Ends the pause of `model` in every run whose DBT_TABLESTREAM_RELEASE is `directory`."""
+    (directory / model).write_text(model + "\n")
+
+
+def assert_applied_and_logged_once(bench: StreamBench, tmp_path: Path, latest: int, texts: list[str]) -> None:
+    """The mirror equals the source, the log has every change once, and each stream's offsets log
+    has each window once and ends at the source's latest version; no refused setting was sent."""
+    bench.project.set_on_run_start([])
     rows = {row[0]: row[:3] for row in bench.target_rows("current")}
     assert Counter(rows.values()) == Counter([(1, "a", 1), (2, "B", 2), (4, "d", 4)]), texts
     log = Counter(row[:4] for row in bench.target_rows("log").elements())
@@ -135,7 +134,59 @@ def test_two_runs_that_pinned_one_window_on_a_sql_warehouse_apply_it_once(tmp_pa
         assert offsets[-1]["to_version"] == latest, (stream, offsets)
         windows = [(row["from_version"], row["to_version"]) for row in offsets]
         assert len(windows) == len(set(windows)), f"{stream} logged a window twice: {windows}\n" + "\n".join(texts)
-    for run, text in zip(runs, texts, strict=True):
-        assert run.returncode == 0 or "being consumed by another run" in text, text
     for warehouse in (bench.warehouse, tmp_path / "second_warehouse"):
         assert_no_refused_setting(warehouse)
+
+
+@pytest.mark.extended
+def test_two_runs_that_pinned_one_window_on_a_sql_warehouse_apply_it_once(tmp_path: Path) -> None:
+    """For each model in turn both runs hold at window_pinned until each has pinned the window,
+    then both write it (each on its own metastore over the same tables): the targets hold every
+    change once and the offsets log each window once, or a run is refused as consuming a stream
+    another run consumes."""
+    bench, latest = two_warehouses(tmp_path)
+    released = tmp_path / "released"
+    released.mkdir()
+    barrier = {"DBT_TABLESTREAM_PAUSE": "window_pinned:300", "DBT_TABLESTREAM_RELEASE": str(released)}
+    # dbt fills its relation cache before on-run-start registers the tables: without it, it asks.
+    runs = [
+        dbt_process(bench.project.root, barrier, "run", "--no-populate-cache"),
+        dbt_process(bench.project.root, barrier, "run", "--no-populate-cache", "--target", "second"),
+    ]
+    outputs: list[list[str]] = [[], []]
+    for _ in ("current", "log"):
+        paused = {read_until_paused(run, lines) for run, lines in zip(runs, outputs, strict=True)}
+        assert len(paused) == 1, f"the runs paused in different models: {paused}"
+        release(released, paused.pop())
+    texts = ["".join(lines) + run.communicate(timeout=600)[0] for lines, run in zip(outputs, runs, strict=True)]
+    for run, text in zip(runs, texts, strict=True):
+        assert run.returncode == 0 or "being consumed by another run" in text, text
+    assert_applied_and_logged_once(bench, tmp_path, latest, texts)
+
+
+@pytest.mark.extended
+def test_a_window_committed_but_not_yet_logged_by_one_run_and_applied_again_by_another_is_logged_once(
+    tmp_path: Path,
+) -> None:
+    """The interleaving a race of two runs once showed, for a stream_merge and a table_stream in
+    turn: run A commits the window and holds before its offsets row; run B finds the log unmoved,
+    applies the window again (which changes nothing) and logs it; A's row then finds the window
+    logged and is not appended."""
+    bench, latest = two_warehouses(tmp_path)
+    released = tmp_path / "released"
+    released.mkdir()
+    held = {"DBT_TABLESTREAM_PAUSE": "after_target_commit:300", "DBT_TABLESTREAM_RELEASE": str(released)}
+    first = dbt_process(bench.project.root, held, "run", "--no-populate-cache")
+    first_lines: list[str] = []
+    texts = []
+    for _ in ("current", "log"):
+        model = read_until_paused(first, first_lines)
+        second = dbt_process(bench.project.root, {}, "run", "--no-populate-cache", "--target", "second", "-s", model)
+        texts.append(second.communicate(timeout=600)[0])
+        assert second.returncode == 0, texts[-1]
+        release(released, model)
+    texts.insert(0, "".join(first_lines) + first.communicate(timeout=600)[0])
+    assert first.returncode == 0, texts[0]
+    assert_applied_and_logged_once(bench, tmp_path, latest, texts)
+    reapplied = "was applied and logged by a concurrent run while this run applied it again"
+    assert texts[0].count(reapplied) == 2, texts[0]

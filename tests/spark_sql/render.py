@@ -221,8 +221,10 @@ class ModelRender:
         row = self.call("offsets_row_sql", stream, 42)
         if first:  # later runs find the log in dbt's relation cache
             yield statement("offsets_append", self.call("offsets_log_create_sql", offsets, row))
+        unlogged_only = [stream["stream"]] if self.call("stream_commit_protocol") == "reapply" else []
         yield statement(
-            "offsets_append", self.call("offsets_log_append_sql", offsets, row, self.call("offsets_columns"))
+            "offsets_append",
+            self.call("offsets_log_append_sql", offsets, row, self.call("offsets_columns"), unlogged_only),
         )
         if not first:
             yield statement("pause_point", self.call("pause_sql", 1.5))

@@ -80,3 +80,19 @@ def test_a_conflict_between_two_writers_of_a_stream_target_is_explained(renderer
     assert explanation.startswith("Stream current__app_t of model current is being consumed by another run: ")
     assert "(DELTA_CONCURRENT_APPEND)" in explanation and "Nothing was written by this run" in explanation
     assert explain("current", message) is None  # not a stream model's: Delta's business alone
+
+
+def test_a_conflict_between_two_runs_logging_one_window_is_explained(renderer: SparkRenderer) -> None:
+    """Under the reapply protocol the offsets log takes a window once: of two runs logging it at
+    once, Delta refuses the later's row (its stream's partition of the log), after its write
+    applied the window again."""
+    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    message = (
+        "[DELTA_CONCURRENT_APPEND.WITH_PARTITION_HINT] Transaction conflict detected. a concurrent MERGE added data"
+        " to table spark_catalog.analytics.tablestream_offsets committed at version 3. The concurrent operation"
+        " modified data in the partition [stream_name=current__app_t] that should have been read by this operation."
+    )
+    explanation = str(explain("current", message, ["current__app_t"]))
+    assert explanation.startswith("Stream current__app_t of model current is being consumed by another run: ")
+    assert "refused this run's offsets row (DELTA_CONCURRENT_APPEND)" in explanation
+    assert "which changed nothing" in explanation and "Nothing was written" not in explanation

@@ -107,13 +107,17 @@ def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRender
     compaction is left to a table property instead of settings."""
     parser = spark._jsparkSession.sessionState().sqlParser()
     writes: dict[str, str] = {}
+    appends: dict[str, str] = {}
     for model in reapply_renderer.model_names():
         if model == "orders_current_changes":  # stream_read: changelog, refused under reapply
             continue
         render = reapply_renderer.model(model)
         assert render.call("stream_commit_protocol") == "reapply"
-        writes[model] = next(s.sql for s in render.scenario("next_run") if s.step == "write")
+        statements = list(render.scenario("next_run"))
+        writes[model] = next(s.sql for s in statements if s.step == "write")
+        appends[model] = next(s.sql for s in statements if s.step == "offsets_append")
         parser.parsePlan(writes[model])
+        parser.parsePlan(appends[model])
         assert render.call("stream_compaction_properties") == {"delta.autoOptimize.autoCompact": "true"}
     assert "when not matched then insert *" in writes["orders_changes"]
     assert (
@@ -125,6 +129,10 @@ def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRender
         in writes["orders_current"]
     )
     assert "__tablestream_applied" in writes["order_history"]
+    # The offsets row goes in only while the log lacks the window, reading the stream's partition.
+    assert appends["orders_changes"].startswith("merge into analytics.tablestream_offsets as __tablestream_log")
+    assert "on __tablestream_log.stream_name in ('orders_changes__app_orders')" in appends["orders_changes"]
+    assert "and __tablestream_log.to_version >= __tablestream_row.to_version" in appends["orders_changes"]
 
 
 @pytest.mark.parametrize(

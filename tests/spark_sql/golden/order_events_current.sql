@@ -201,7 +201,7 @@ reset spark.sql.files.maxRecordsPerFile;
 describe history `analytics`.`order_events_current` limit 50;
 
 -- order_events_current: first_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
+create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
 select * from (
 
   select

@@ -174,7 +174,7 @@ reset spark.sql.files.maxRecordsPerFile;
 describe history `analytics`.`order_history` limit 50;
 
 -- order_history: first_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
+create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
 select * from (
 
   select

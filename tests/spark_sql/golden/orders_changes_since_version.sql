@@ -111,7 +111,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 describe history `analytics`.`orders_changes_since_version` limit 50;
 
 -- orders_changes_since_version: first_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
+create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
 select * from (
 
   select

@@ -168,7 +168,7 @@ reset spark.sql.files.maxRecordsPerFile;
 describe history `analytics`.`orders_current_soft` limit 50;
 
 -- orders_current_soft: first_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
+create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
 select * from (
 
   select

@@ -71,7 +71,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 describe history `analytics`.`orders_inserts` limit 50;
 
 -- orders_inserts: first_run / offsets_append
-create table if not exists analytics.tablestream_offsets using delta as
+create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
 select * from (
 
   select
