@@ -1,5 +1,5 @@
 {#-- What a stream needs of its source before it reads: latest version, table id, and whether
-     the source records what `read` reads (docs/architecture.md, "Two ways to read changes"). --#}
+     the source records what `read` reads (docs/architecture.md, "Three ways to read changes"). --#}
 
 
 {% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
@@ -8,8 +8,10 @@
 
 
 {#-- The table property that makes a source readable by `read`: the change data feed for
-     table_changes, row tracking (the row identity of Delta's changelog) for changes. --#}
+     table_changes, row tracking (the row identity of Delta's changelog) for changelog; none for
+     delta_log, which reads the files every commit lists. --#}
 {% macro stream_tracking_property(read) %}
+  {%- if read == 'delta_log' -%}{{ return(none) }}{%- endif -%}
   {{ return('delta.enableRowTracking' if read == 'changelog' else 'delta.enableChangeDataFeed') }}
 {% endmacro %}
 
@@ -62,11 +64,11 @@
         ~ "Convert it with `CONVERT TO DELTA " ~ source ~ "` or stream a Delta table.") }}
   {%- endif -%}
   {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
-  {%- set tracked = (properties.get(tracking, 'false') | string | lower) == 'true' -%}
+  {%- set tracked = tracking is none or (properties.get(tracking, 'false') | string | lower) == 'true' -%}
   {%- set earliest = none -%}
   {%- if tracked and history -%}
     {%- set found = {'version': history[-1]['version'] | int} -%}
-    {%- for row in history if tracking in (row['operationParameters'] | string) -%}
+    {%- for row in history if tracking is not none and tracking in (row['operationParameters'] | string) -%}
       {%- if loop.first -%}{%- do found.update({'version': row['version'] | int}) -%}{%- endif -%}
     {%- endfor -%}
     {%- set earliest = found.version -%}
@@ -77,7 +79,19 @@
       'latest_timestamp': latest['timestamp'] | string,
       'tracked': tracked,
       'file_retention': dbt_tablestream.file_retention(properties),
+      'files': {'location': detail.get('location'), 'partition_columns': dbt_tablestream.listed_names(detail.get('partitionColumns')),
+                'column_mapping': properties.get('delta.columnMapping.mode', 'none'),
+                'feed_on': (properties.get('delta.enableChangeDataFeed', 'false') | string | lower) == 'true'},
       'earliest_change_version': earliest,
       'version_at_timestamp': none,
   }) }}
+{% endmacro %}
+
+
+{#-- A list of names as a connection returns an array column: a list, or its text
+     (`["a", "b"]`, `['a']`, `[a, b]`, `[]`). --#}
+{% macro listed_names(value) %}
+  {%- if value is none -%}{{ return([]) }}{%- endif -%}
+  {%- if value is string -%}{{ return(modules.re.findall('[^\\[\\]\'",\\s]+', value)) }}{%- endif -%}
+  {{ return(value | list) }}
 {% endmacro %}

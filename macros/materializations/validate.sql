@@ -20,9 +20,12 @@
           'pyspark': {'default': 'latest', 'accepted': {'latest': none, 'earliest': none, '{version: N}': none}},
           'doc': "Where a new stream (first run, `--full-refresh`, a reset) starts: `snapshot`, the source's current rows as `INSERT`s, then changes; `latest`, changes from now; `earliest`, the whole readable change feed; `{version: N}`, changes after version N; `{timestamp: ...}`, changes after the last version committed at or before it; `{stream: <name>}`, changes after the offset another stream of the same source stands at in this model's offsets log (a second consumer, a blue/green rebuild)."},
       'stream_read': {'counterpart': "Delta: `table_changes()` or Spark's `CHANGES` clause", 'default': 'table_changes',
-          'accepted': {'table_changes': "Delta's change data feed", 'changelog': "Delta's row-tracking changelog, through Spark 4.2's CHANGES clause"},
+          'accepted': {'table_changes': "Delta's change data feed", 'changelog': "Delta's row-tracking changelog, through Spark 4.2's CHANGES clause",
+                       'delta_log': "the files each commit added and removed, as the Delta log lists them; no change feed needed"},
           'renamed': {'changes': 'changelog'},
-          'doc': "How the stream reads its source's changes. The project var `tablestream_stream_read` sets it for every model that sets none. `changes` needs row tracking on the source, Spark >= 4.2 and Delta >= 4.4."},
+          'doc': "How the stream reads its source's changes. The project var `tablestream_stream_read` sets it for every model that sets none. `changelog` needs row tracking on the source, Spark >= 4.2 and Delta >= 4.4. `delta_log` needs neither the feed nor row tracking, only read access to the source's files: a commit's changes are the rows of the files it added and removed, diffed, so it costs the files a commit rewrote ([docs](delta-log-read.md))."},
+      'on_feed_off': {'counterpart': "Databricks: none (a change feed read fails on such versions)", 'default': 'fail', 'accepted': {'fail': none, 'delta_log': none},
+          'doc': "With `stream_read: table_changes`, what a run does with commits its window holds that the change feed did not record (the feed was off, or was never on): `fail` refuses; `delta_log` reads those commits from the Delta log's file actions, as `stream_read: delta_log` does, and the rest from the feed."},
       'spark_net_changes': {'counterpart': "Spark: `deduplicationMode = 'netChanges'`", 'default': false, 'accepted': 'true or false',
           'doc': "With `stream_read: changelog` and a `unique_key`: Spark nets each row's changes first (`deduplicationMode = 'netChanges'`); the package's per-key rule still runs."},
       'max_versions_per_run': {'counterpart': "Delta streaming: `maxFilesPerTrigger`", 'default': none, 'accepted': 'a whole number of source versions >= 1 (or unset, to read every pending version)',
@@ -116,7 +119,7 @@
         ~ "' in 0.2.0: set " ~ name ~ ": " ~ names[settings[name]] ~ " (in the model's config, or the project var tablestream_" ~ name
         ~ " where the project sets it). The old name is refused until 1.0.") }}
   {%- endfor -%}
-  {%- for name in ['stream_mode', 'on_stale', 'on_schema_change'] if name in settings and settings[name] not in choices[name] -%}
+  {%- for name in ['stream_mode', 'on_stale', 'on_schema_change', 'on_feed_off'] if name in settings and settings[name] not in choices[name] -%}
     {{ exceptions.raise_compiler_error(subject ~ ": invalid " ~ name ~ " '" ~ settings[name] ~ "'. Accepted values: " ~ accepted[name]
         ~ (" (what a run does when the source went stale or was recreated: refuse, rebuild the target from a snapshot, or skip to the latest version)." if name == 'on_stale' else "")) }}
   {%- endfor -%}
@@ -149,6 +152,9 @@
   {%- for name in ['spark_net_changes', 'drop_carryovers', 'net_changes'] if settings[name] not in [true, false] -%}
     {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " must be " ~ accepted[name] ~ ", got " ~ settings[name]) }}
   {%- endfor -%}
+  {%- if settings.on_feed_off != 'fail' and settings.stream_read != 'table_changes' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": on_feed_off says how a change feed read treats commits the feed did not record, so it needs stream_read: table_changes (stream_read is '" ~ settings.stream_read ~ "'). Remove on_feed_off.") }}
+  {%- endif -%}
   {%- if settings.spark_net_changes and settings.stream_read != 'changelog' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog (stream_read is '" ~ settings.stream_read ~ "').") }}
   {%- endif -%}

@@ -16,21 +16,54 @@
   select {{ column_list }}cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from {{ source_relation }} where 1 = 0
   {%- else %}
+  {%- set changes = dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream.stream_drops_carryovers(stream) else stream.view %}
+  {%- set keys = dbt_tablestream.stream_pairing_keys(stream, columns) %}
   select {{ column_list }}
+    {% if keys %}case when __tablestream_paired then (case _change_type when 'delete' then 'UPDATE_BEFORE' else 'UPDATE_AFTER' end) else {% endif -%}
     case _change_type
       when 'insert' then 'INSERT'
       when 'update_preimage' then 'UPDATE_BEFORE'
       when 'update_postimage' then 'UPDATE_AFTER'
       when 'delete' then 'DELETE'
-    end as __change_type,
+    end{% if keys %} end{% endif %} as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from {{ dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream.stream_drops_carryovers(stream) else stream.view }}
+  from {{ dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes }}
   {%- if stream.mode == 'append_only' %}
-  where _change_type = 'insert'
+  where _change_type = 'insert'{% if keys %} and not __tablestream_paired{% endif %}
   {%- endif %}
   {%- endif %}
 )
+  {%- endset -%}
+  {{ return(sql) }}
+{% endmacro %}
+
+
+{#-- The key by which a read of the Delta log pairs a key's delete and insert in one commit into
+     an update (its before and after images), as the change feed records an update: the model's
+     unique_key (stream.files.key_columns), when the source has those columns. Empty for other reads,
+     and without a key. --#}
+{% macro stream_pairing_keys(stream, columns) %}
+  {%- if stream.get('files') is none or stream.snapshot or not stream.files.key_columns -%}{{ return([]) }}{%- endif -%}
+  {%- set names = columns | map(attribute='name') | map('lower') | list -%}
+  {%- if stream.files.key_columns | map('lower') | reject('in', names) | list -%}{{ return([]) }}{%- endif -%}
+  {{ return(stream.files.key_columns) }}
+{% endmacro %}
+
+
+{#-- `changes` with __tablestream_paired: the row is a key's one delete or one insert in a commit
+     that has exactly one of each for the key. --#}
+{% macro paired_changes_sql(changes, keys) %}
+  {%- set partition = ['_commit_version'] -%}
+  {%- for key in keys -%}{%- do partition.append(adapter.quote(key)) -%}{%- endfor -%}
+  {%- set sql -%}
+(select *,
+    _change_type in ('delete', 'insert')
+    and count_if(_change_type = 'delete') over (__tablestream_key) = 1
+    and count_if(_change_type = 'insert') over (__tablestream_key) = 1 as __tablestream_paired
+  from {{ changes }}
+  window __tablestream_key as (partition by {{ partition | join(', ') }})
+) as __tablestream_paired_changes
   {%- endset -%}
   {{ return(sql) }}
 {% endmacro %}
@@ -40,7 +73,9 @@
      change data feed. A snapshot has none, and Delta's changelog (stream_read: changelog) already
      drops them (Spark's default deduplicationMode). --#}
 {% macro stream_drops_carryovers(stream) %}
-  {{ return(stream.drop_carryovers and not stream.snapshot and stream.read == 'table_changes') }}
+  {%- if stream.snapshot -%}{{ return(false) }}{%- endif -%}
+  {#-- A read of the Delta log lists a rewritten file's unchanged rows on both sides: always dropped. --#}
+  {{ return(stream.get('files') is not none or (stream.drop_carryovers and stream.read == 'table_changes')) }}
 {% endmacro %}
 
 

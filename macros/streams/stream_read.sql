@@ -29,7 +29,8 @@
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
-  {%- if not state.tracked -%}
+  {%- set from_log = read == 'delta_log' or settings.on_feed_off == 'delta_log' -%}
+  {%- if not state.tracked and not from_log -%}
     {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(stream_name, dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
   {%- endif -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
@@ -58,6 +59,7 @@
       'stream': stream_name, 'epoch': epoch, 'source': dbt_tablestream.stream_source_name(relation), 'source_table_id': state.table_id,
       'after': after, 'through': through, 'latest': state.latest_version, 'restart': restart, 'snapshot': snapshot,
       'timestamp': state.latest_timestamp, 'file_retention': state.file_retention, 'runs': logged.runs if logged is not none else none,
+      'files': dbt_tablestream.stream_files(state.files, settings.unique_key) if from_log else none,
   }) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
   {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream) -%}
@@ -75,6 +77,11 @@
       {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
       {{ exceptions.raise_compiler_error(problem) }}
+    {%- endif -%}
+    {%- if from_log and read != 'delta_log' and not stream.snapshot -%}
+      {#-- on_feed_off: delta_log reads from the Delta log only the commits the feed did not record. --#}
+      {%- set untracked = dbt_tablestream.window_commit_states(stream, window_rows) | rejectattr('tracked') | map(attribute='version') | list -%}
+      {%- do stream.files.update({'versions': untracked}) -%}
     {%- endif -%}
     {%- if stream.snapshot or stream.after < stream.through -%}
       {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true)}) -%}

@@ -18,7 +18,7 @@
 {% macro stream_input(settings, fields) %}
   {%- set optional = {'epoch': none, 'source_table_id': none, 'latest': fields.get('through'), 'restart': false, 'snapshot': false,
                       'timestamp': none, 'file_retention': none, 'runs': none, 'view': none, 'split': none,
-                      'schema_change': none, 'schema_version': none, 'note': none} -%}
+                      'schema_change': none, 'schema_version': none, 'note': none, 'files': none} -%}
   {%- for name in fields if name not in ['stream', 'source', 'after', 'through'] and name not in optional -%}
     {{ exceptions.raise_compiler_error("stream_input: unknown key " ~ name ~ " (stream_value.yml lists the keys).") }}
   {%- endfor -%}
@@ -32,6 +32,7 @@
       'read': settings.stream_read,
       'spark_net_changes': settings.spark_net_changes,
       'drop_carryovers': settings.drop_carryovers,
+      'on_feed_off': settings.on_feed_off,
       'max_versions': settings.max_versions_per_run,
   } -%}
   {%- for name, default in optional.items() -%}

@@ -88,7 +88,43 @@
   {%- if stream.read == 'changelog' -%}
     {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
   {%- endif -%}
-  {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ (stream.after + 1) ~ ", " ~ stream.through ~ ")") }}
+  {%- if stream.get('files') is not none -%}
+    {{ return(dbt_tablestream.window_files_relation_sql(relation, stream)) }}
+  {%- endif -%}
+  {{ return(dbt_tablestream.table_changes_sql(relation, stream.after + 1, stream.through)) }}
+{% endmacro %}
+
+
+{% macro table_changes_sql(relation, first, through) %}
+  {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ first ~ ", " ~ through ~ ")") }}
+{% endmacro %}
+
+
+{#-- A window read, whole or in part, from the Delta log's file actions (delta_log_read.sql):
+     `stream.files.versions` lists the versions to read there (on_feed_off: delta_log, the commits
+     the feed did not record), or none for all of them (stream_read: delta_log). The others are
+     read from the change feed, in ranges of consecutive versions. --#}
+{% macro window_files_relation_sql(relation, stream) %}
+  {%- set window = range(stream.after + 1, stream.through + 1) | list -%}
+  {%- set from_log = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
+  {%- set parts = [] -%}
+  {%- set run = namespace(first=none) -%}
+  {%- for version in window + [none] -%}
+    {%- if version is not none and version not in from_log -%}
+      {%- if run.first is none -%}{%- set run.first = version -%}{%- endif -%}
+    {%- elif run.first is not none -%}
+      {%- do parts.append('select * from ' ~ dbt_tablestream.table_changes_sql(relation, run.first, stream.through if version is none else version - 1)) -%}
+      {%- set run.first = none -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set columns = adapter.get_columns_in_relation(relation) -%}
+  {%- set log_sql = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
+  {%- if log_sql is not none -%}{%- do parts.append(log_sql) -%}{%- endif -%}
+  {%- if not parts -%}
+    {{ return('(select *, cast(null as string) as _change_type, cast(null as bigint) as _commit_version, cast(null as timestamp) as _commit_timestamp from '
+        ~ relation ~ ' where 1 = 0) as __tablestream_changes') }}
+  {%- endif -%}
+  {{ return('(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_changes') }}
 {% endmacro %}
 
 
@@ -173,42 +209,27 @@
 
 {#-- The window's commits, oldest first: every data commit was tracked (the change feed on, or for
      stream_read: changelog row tracking on from the window's first version, as Delta's changelog
-     requires; a setting changed inside the window is tracked from there), and none is older than
-     what a later VACUUM in the window kept. Delta itself refuses such reads too, but later and less
-     clearly. --#}
+     requires; a setting changed inside the window is tracked from there), unless the stream reads
+     untracked commits from the Delta log (stream_read: delta_log, on_feed_off: delta_log); and
+     none is older than what a later VACUUM in the window kept. Delta itself refuses such reads
+     too, but later and less clearly. --#}
 {% macro spark__window_commits_problem(stream, window_rows, remedy) %}
   {%- set data_operations = dbt_tablestream.delta_data_operations() -%}
-  {%- set tracking = dbt_tablestream.stream_tracking_property(stream.read) -%}
-  {%- set commits = [] -%}
-  {%- for row in window_rows if (row['version'] | int) > stream.after and (row['version'] | int) <= stream.through -%}
-    {%- set parameters = row['operationParameters'] | string -%}
-    {%- set operation = row['operation'] | upper -%}
-    {%- set setting = modules.re.search(tracking.split('.')[1] ~ '\\W+(true|false)', parameters, modules.re.IGNORECASE) -%}
-    {#-- UNSET TBLPROPERTIES lists only the keys it removed: an unset setting is off. --#}
-    {%- set unset = operation == 'UNSET TBLPROPERTIES' and tracking in parameters -%}
-    {%- do commits.append({
-        'version': row['version'] | int, 'timestamp': row['timestamp'], 'operation': operation,
-        'tracked': false if unset else ((setting.group(1) | lower == 'true') if setting else none),
-        'retention': modules.re.search('specifiedRetentionMillis\\W+(\\d+)', parameters)
-                     or modules.re.search('defaultRetentionMillis\\W+(\\d+)', parameters)}) -%}
-  {%- endfor -%}
-  {%- set commits = commits | sort(attribute='version') -%}
-  {%- set toggles = commits | selectattr('tracked', 'ne', none) | list -%}
-  {%- set state = {'tracked': not (toggles and toggles[0].tracked)} -%}
+  {%- set commits = dbt_tablestream.window_commit_states(stream, window_rows) -%}
+  {%- set toggles = commits | selectattr('toggle', 'ne', none) | list -%}
   {#-- Delta's changelog reads a window only if row tracking is on at its first version and stays on. --#}
-  {%- set untracked = toggles | rejectattr('tracked') | list -%}
-  {%- if toggles and toggles[0].tracked and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
+  {%- set untracked = toggles | rejectattr('toggle') | list -%}
+  {%- if toggles and toggles[0].toggle and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
   {%- if stream.read == 'changelog' and untracked -%}
     {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
   {%- endif -%}
+  {%- set from_log = stream.read == 'delta_log' or stream.get('on_feed_off') == 'delta_log' -%}
   {%- for commit in commits -%}
-    {%- if commit.tracked is not none -%}
-      {%- do state.update({'tracked': commit.tracked}) -%}
-    {%- elif commit.operation in data_operations and not state.tracked -%}
+    {%- if commit.operation in data_operations and not commit.tracked and not from_log -%}
       {{ return("Stream " ~ stream.stream ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
           ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. "
           ~ "Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
-          ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:]) }}
+          ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:] ~ " Or read such commits from the Delta log: on_feed_off: delta_log.") }}
     {%- endif -%}
     {%- if commit.operation == 'VACUUM START' and commit.retention -%}
       {%- set kept_from = commit.timestamp - modules.datetime.timedelta(milliseconds=commit.retention.group(1) | int) -%}
@@ -221,6 +242,38 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return(none) }}
+{% endmacro %}
+
+
+{#-- The window's commits (DESCRIBE HISTORY rows), oldest first, each with whether it was tracked
+     (`tracked`: the source recorded its changes as stream.read needs, after the commit's own
+     setting changes), the setting it made (`toggle`: true, false or none) and a VACUUM's
+     retention. Before the first toggle the source was tracked, unless that toggle turns tracking
+     on; with no toggle in the window, as the source is now (stream.files.tracked_now, when known). --#}
+{% macro window_commit_states(stream, window_rows) %}
+  {%- set tracking = dbt_tablestream.stream_tracking_property(stream.read if stream.read != 'delta_log' else 'table_changes') -%}
+  {%- set commits = [] -%}
+  {%- for row in window_rows or [] if (row['version'] | int) > stream.after and (row['version'] | int) <= stream.through -%}
+    {%- set parameters = row['operationParameters'] | string -%}
+    {%- set operation = row['operation'] | upper -%}
+    {%- set setting = modules.re.search(tracking.split('.')[1] ~ '\\W+(true|false)', parameters, modules.re.IGNORECASE) -%}
+    {#-- UNSET TBLPROPERTIES lists only the keys it removed: an unset setting is off. --#}
+    {%- set unset = operation == 'UNSET TBLPROPERTIES' and tracking in parameters -%}
+    {%- do commits.append({
+        'version': row['version'] | int, 'timestamp': row['timestamp'], 'operation': operation,
+        'toggle': false if unset else ((setting.group(1) | lower == 'true') if setting else none),
+        'retention': modules.re.search('specifiedRetentionMillis\\W+(\\d+)', parameters)
+                     or modules.re.search('defaultRetentionMillis\\W+(\\d+)', parameters)}) -%}
+  {%- endfor -%}
+  {%- set commits = commits | sort(attribute='version') -%}
+  {%- set toggles = commits | selectattr('toggle', 'ne', none) | list -%}
+  {%- set now = stream.files.feed_on if stream.get('files') is not none and stream.read != 'changelog' else true -%}
+  {%- set state = {'tracked': not toggles[0].toggle if toggles else now} -%}
+  {%- for commit in commits -%}
+    {%- if commit.toggle is not none -%}{%- do state.update({'tracked': commit.toggle}) -%}{%- endif -%}
+    {%- do commit.update({'tracked': state.tracked}) -%}
+  {%- endfor -%}
+  {{ return(commits) }}
 {% endmacro %}
 
 

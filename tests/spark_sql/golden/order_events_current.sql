@@ -25,7 +25,7 @@ show tblproperties app.order_events;
 -- order_events_current: first_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -45,7 +45,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_i
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -70,7 +70,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -141,7 +141,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.order_events version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -265,7 +265,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- order_events_current: next_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -307,7 +307,7 @@ from (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -348,7 +348,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -441,7 +441,7 @@ using (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.order_events', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -1,0 +1,151 @@
+"""Benchmark: a stream reading its source's changes from the Delta log's file actions
+(`stream_read: delta_log`) next to the same stream reading the change data feed, and next to the
+time-travel full diff a user would write without either (docs/delta-log-read.md).
+
+`app.src` holds `--rows` keyed rows with the change feed on, written in key order in files of
+250,000 rows (a table laid out by key, as appends of increasing ids leave it). Each round commits
+a clustered mixed change of `--fraction` of the keys in three commits (updates, deletes, new ids),
+then measures, in a rotated order:
+- `feed_read` / `log_read`: the compiled model's select (the window's change rows) of
+  `table_stream` (the feed) and `table_stream_delta_log` (the log), counted by Spark, with no write;
+- `full_diff`: `VERSION AS OF before` full outer join `VERSION AS OF after` on the key, the rows
+  that differ, counted;
+- `feed_run` / `log_run`: `dbt run` of each model (the read, the append, the offsets row).
+Both reads see the same commits of the same table, so the files the log read opens are the ones
+the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_read.json).
+
+    python bench/log_read.py                 # 10M rows, 0.1% changed, 3 rounds
+    python bench/log_read.py --rows 1000000 --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import FILE_ROWS, RESULTS, Bench, Measurement, machine, run_model
+
+MODELS = {"feed": "table_stream", "log": "table_stream_delta_log"}
+
+
+def create_source(bench: Bench, rows: int) -> None:
+    for schema in ("app", "analytics"):
+        bench.sql(f"drop schema if exists {schema} cascade")
+        bench.sql(f"create schema {schema}")
+    bench.sql(
+        "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
+        "tblproperties ('delta.enableChangeDataFeed' = 'true')"
+    )
+    bench.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
+    try:
+        bench.sql(
+            f"insert into app.src select id, concat('c', cast(id % 100 as string)), cast(id % 1000 as double) / 10, "
+            f"timestamp '2026-01-01 00:00:00' from range({rows}) order by id"
+        )
+    finally:
+        bench.sql("reset spark.sql.files.maxRecordsPerFile")
+
+
+def compiled_select(bench: Bench, model: str) -> str:
+    """The model's select as `dbt compile` renders it now: the window from its offset to the source's latest version."""
+    bench.dbt(["compile", "-s", model])
+    return (bench.project / "target" / "compiled" / "bench" / "models" / f"{model}.sql").read_text()
+
+
+def counted(bench: Bench, sql: str) -> Callable[[list[tuple[str, float]]], None]:
+    return lambda statements: bench.sql(f"select count(*) from ({sql}) as __counted")
+
+
+def full_diff_sql(before: int, after: int) -> str:
+    return f"""
+        select coalesce(n.id, o.id) as id from (select * from app.src version as of {before}) as o
+        full outer join (select * from app.src version as of {after}) as n on o.id = n.id
+        where o.id is null or n.id is null
+          or not (o.category <=> n.category and o.amount <=> n.amount and o.updated_at <=> n.updated_at)"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--fraction", type=float, default=0.001)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS / "log_read.json")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    started = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="tablestream-bench-log-read-"))
+    measurements: list[Measurement] = []
+    rows_read: dict[str, list[int]] = {"feed_read": [], "log_read": [], "full_diff": []}
+    try:
+        bench = Bench(work)
+        create_source(bench, args.rows)
+        bench.dbt(["run", "--full-refresh", "-s", *MODELS.values()])
+        files = bench.sql("describe detail app.src")[0]["numFiles"]
+        print(f"{args.rows:,} rows in {files} files: source and targets built in {time.perf_counter() - started:.0f} s")
+        for round in range(1, args.rounds + 1):
+            before = bench.latest_version()
+            bench.change_source(args.rows, args.fraction, round)
+            after = bench.latest_version()
+            reads = {f"{name}_read": compiled_select(bench, model) for name, model in MODELS.items()}
+            reads["full_diff"] = full_diff_sql(before, after)
+            for name, sql in reads.items():
+                rows_read[name].append(int(bench.sql(f"select count(*) from ({sql}) as __counted")[0][0]))
+            actions = [(name, counted(bench, sql)) for name, sql in reads.items()]
+            actions += [(f"{name}_run", run_model(bench, model)) for name, model in MODELS.items()]
+            shift = round % len(actions)
+            done = [
+                bench.measure(variant, args.rows, args.fraction, round, action)
+                for variant, action in actions[shift:] + actions[:shift]
+            ]
+            print(
+                f"round {round}/{args.rounds}: " + ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done), flush=True
+            )
+            measurements += done
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    variants = sorted({m.variant for m in measurements})
+    medians = {v: statistics.median(m.seconds for m in measurements if m.variant == v) for v in variants}
+    line = (
+        f"RESULT log_read_vs_feed_read={medians['log_read'] / medians['feed_read']:.2f} "
+        f"log_run_vs_feed_run={medians['log_run'] / medians['feed_run']:.2f} "
+        f"log_read_vs_full_diff={medians['log_read'] / medians['full_diff']:.2f}"
+    )
+    print(f"\nmedian seconds ({args.rounds} rounds): " + ", ".join(f"{v} {s:.2f}" for v, s in medians.items()))
+    print("rows each read returned, per round: " + ", ".join(f"{k} {v}" for k, v in rows_read.items()))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps(
+            {
+                "machine": machine(),
+                "arguments": {
+                    "rows": args.rows,
+                    "fraction": args.fraction,
+                    "rounds": args.rounds,
+                    "file_rows": FILE_ROWS,
+                },
+                "seconds": time.perf_counter() - started,
+                "medians": medians,
+                "rows_read": rows_read,
+                "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
+                "result": line,
+            },
+            indent=2,
+        )
+    )
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

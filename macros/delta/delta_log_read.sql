@@ -1,0 +1,182 @@
+{#-- Changes read from the Delta log's file actions (stream_read: delta_log, on_feed_off: delta_log;
+     docs/architecture.md, "Changes from the Delta log"): where the change data feed did not record
+     a commit, its changes are the rows of the files it removed (as of the version before it) and
+     the rows of the files it added (as of its own version), the rows both sides hold cancelling
+     one for one as carry-overs (drop_carryovers_sql). Reading each side through Delta's time
+     travel, restricted to the commit's files, lets Delta apply deletion vectors, column mapping
+     and partition values as it does for any read. --#}
+
+
+{#-- What a log read needs of the source (stream_source_state_of's `files`), the model's
+     unique_key (`key_columns`, to pair a key's delete and insert into an update) and which of the
+     window's versions to read from the log (`versions`: none for every one). --#}
+{% macro stream_files(files, unique_key) %}
+  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key | list -%}
+  {{ return({'location': files.location, 'partition_columns': files.partition_columns, 'column_mapping': files.column_mapping,
+             'feed_on': files.feed_on, 'key_columns': keys, 'versions': none}) }}
+{% endmacro %}
+
+
+{% macro delta_log_actions_sql(location, versions) %}
+  {{ return(adapter.dispatch('delta_log_actions_sql', 'dbt_tablestream')(location, versions)) }}
+{% endmacro %}
+
+
+{#-- The commit files of `versions` (`<location>/_delta_log/<version>.json`, one action per line),
+     read as text and parsed with the fields the read needs: every data-changing add and remove
+     with its partition values and statistics, whether the commit changed the table's metadata,
+     its operation and its time (the in-commit timestamp, or the commit file's time, as Delta's
+     change feed takes it). --#}
+{% macro spark__delta_log_actions_sql(location, versions) %}
+  {%- set names = [] -%}
+  {%- for version in versions -%}{%- do names.append('%020d' | format(version | int)) -%}{%- endfor -%}
+  {%- set files = location.rstrip('/') ~ '/_delta_log/' ~ ('{' ~ names | join(',') ~ '}' if names | length > 1 else names[0]) ~ '.json' -%}
+  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string>' -%}
+  {%- set action = 'struct<commitInfo: struct<operation: string, inCommitTimestamp: bigint>, add: ' ~ file_action
+                   ~ ', remove: ' ~ file_action ~ ', metaData: struct<id: string>>' -%}
+  {%- set sql -%}
+select
+  cast(substring(_metadata.file_name, 1, 20) as bigint) as version,
+  unix_millis(_metadata.file_modification_time) as file_millis,
+  action.commitInfo.operation as operation,
+  action.commitInfo.inCommitTimestamp as in_commit_millis,
+  case when action.add is not null then 'add' when action.remove is not null then 'remove'
+       when action.metaData is not null then 'metadata' else 'commit' end as kind,
+  coalesce(action.add.path, action.remove.path) as path,
+  to_json(coalesce(action.add.partitionValues, action.remove.partitionValues)) as partition_values,
+  coalesce(action.add.stats, action.remove.stats) as stats
+from (
+  select _metadata, from_json(value, '{{ action }}') as action
+  from text.`{{ files }}`
+) as __tablestream_log
+where action.commitInfo is not null or action.metaData is not null
+  or coalesce(action.add.dataChange, false) or coalesce(action.remove.dataChange, false)
+  {%- endset -%}
+  {{ return(sql) }}
+{% endmacro %}
+
+
+{% macro delta_log_commits(relation, stream, versions) %}
+  {{ return(adapter.dispatch('delta_log_commits', 'dbt_tablestream')(relation, stream, versions)) }}
+{% endmacro %}
+
+
+{#-- The data commits among `versions`, oldest first: {version, operation, millis, adds, removes},
+     each file {name, partition (its partition values), stats (Delta's per-file statistics)}.
+     Refuses a commit that changed the table's metadata and rewrote its files at once (a REPLACE
+     TABLE, an overwrite or MERGE that changed the schema): its two sides are read with different
+     schemas. Only a window's first commit may change the metadata, if it removed no file (a
+     CREATE TABLE AS SELECT). --#}
+{% macro spark__delta_log_commits(relation, stream, versions) %}
+  {%- if not versions -%}{{ return([]) }}{%- endif -%}
+  {%- set rows = run_query(dbt_tablestream.delta_log_actions_sql(stream.files.location, versions)).rows -%}
+  {%- set commits = {} -%}
+  {%- for row in rows -%}
+    {%- set version = row['version'] | int -%}
+    {%- if version not in commits -%}
+      {%- do commits.update({version: {'version': version, 'operation': none, 'millis': row['file_millis'] | int, 'adds': [], 'removes': [], 'metadata': false}}) -%}
+    {%- endif -%}
+    {%- set commit = commits[version] -%}
+    {%- if row['kind'] == 'commit' -%}
+      {%- do commit.update({'operation': row['operation']}) -%}
+      {%- if row['in_commit_millis'] is not none -%}{%- do commit.update({'millis': row['in_commit_millis'] | int}) -%}{%- endif -%}
+    {%- elif row['kind'] == 'metadata' -%}
+      {%- do commit.update({'metadata': true}) -%}
+    {%- else -%}
+      {%- do commit[row['kind'] ~ 's'].append({'name': row['path'].split('/')[-1],
+          'partition': fromjson(row['partition_values']) if row['partition_values'] else {},
+          'stats': fromjson(row['stats']) if row['stats'] else {}}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set ordered = [] -%}
+  {%- set previous = namespace(millis=none) -%}
+  {%- for version in commits.keys() | sort -%}
+    {%- set commit = commits[version] -%}
+    {#-- Delta's change feed makes commit times strictly increasing from version to version. --#}
+    {%- if previous.millis is not none and commit.millis <= previous.millis -%}{%- do commit.update({'millis': previous.millis + 1}) -%}{%- endif -%}
+    {%- set previous.millis = commit.millis -%}
+    {%- if commit.metadata and (commit.removes or (commit.adds and version != stream.after + 1)) -%}
+      {{ exceptions.raise_compiler_error("Stream " ~ stream.stream ~ ": version " ~ version ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
+          ~ ") changed the table's metadata and rewrote its files in one commit, which a read of the Delta log's file actions cannot "
+          ~ "split into row changes. Nothing was written. Enable the change data feed on the source to stream such commits, or "
+          ~ dbt_tablestream.stream_reset_remedy()[0] | lower ~ dbt_tablestream.stream_reset_remedy()[1:]) }}
+    {%- endif -%}
+    {%- if commit.adds or commit.removes -%}{%- do ordered.append(commit) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(ordered) }}
+{% endmacro %}
+
+
+{% macro delta_log_changes_sql(relation, stream, commits, columns) %}
+  {{ return(adapter.dispatch('delta_log_changes_sql', 'dbt_tablestream')(relation, stream, commits, columns)) }}
+{% endmacro %}
+
+
+{#-- The raw change rows of `commits` (delta_log_commits) in the change feed's shape: every source
+     column, then _change_type ('delete' for a removed file's rows, 'insert' for an added file's),
+     _commit_version and _commit_timestamp. None when there is nothing to read. --#}
+{% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
+  {%- set parts = [] -%}
+  {%- for commit in commits -%}
+    {%- for side, version, files in [('delete', commit.version - 1, commit.removes), ('insert', commit.version, commit.adds)] if files -%}
+      {%- do parts.append('select *, ' ~ dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
+          ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp from ' ~ relation ~ ' version as of ' ~ version
+          ~ '\n    where ' ~ dbt_tablestream.delta_log_files_filter_sql(files, columns, stream.files)) -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {{ return(parts | join('\n  union all\n  ') if parts else none) }}
+{% endmacro %}
+
+
+{#-- Which rows of a version belong to `files`: Delta's `_metadata.file_name`, exact. Delta does
+     not skip files by it, so the filter also names what it does skip by: the files' partition
+     values, and each file's statistics range of the whole-number and date columns (a row of the
+     file lies in it, or is NULL there). Both are left out under column mapping, where the log
+     names columns by their physical names, and the ranges for more than 200 files. --#}
+{% macro delta_log_files_filter_sql(files, columns, source_files) %}
+  {%- set names = [] -%}
+  {%- for file in files -%}{%- do names.append(dbt_tablestream.sql_string(file.name)) -%}{%- endfor -%}
+  {%- set conditions = ['_metadata.file_name in (' ~ names | unique | join(', ') ~ ')'] -%}
+  {%- if source_files.column_mapping not in [none, 'none'] -%}{{ return(conditions[0]) }}{%- endif -%}
+  {%- set types = {} -%}
+  {%- for column in columns -%}{%- do types.update({column.name | lower: column.dtype | lower}) -%}{%- endfor -%}
+  {%- set partition_columns = source_files.partition_columns | map('lower') | list -%}
+  {%- if partition_columns -%}
+    {%- set partitions = [] -%}
+    {%- for file in files -%}
+      {%- set terms = [] -%}
+      {%- for name, value in file.partition.items() if name | lower in types -%}
+        {%- do terms.append(adapter.quote(name) ~ (' is null' if value is none else ' <=> cast(' ~ dbt_tablestream.sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
+      {%- endfor -%}
+      {%- do partitions.append('(' ~ (terms | join(' and ') if terms else 'true') ~ ')') -%}
+    {%- endfor -%}
+    {%- do conditions.append('(' ~ partitions | unique | join(' or ') ~ ')') -%}
+  {%- endif -%}
+  {%- set ranged = [] -%}
+  {%- for name, type in types.items() if name not in partition_columns
+        and (type in ['bigint', 'int', 'integer', 'smallint', 'tinyint', 'long', 'short', 'byte', 'date']) -%}
+    {%- do ranged.append(name) -%}
+  {%- endfor -%}
+  {%- set ranges = [] -%}
+  {%- for file in files if ranged and files | length <= 200 -%}
+    {%- set low, high = file.stats.get('minValues') or {}, file.stats.get('maxValues') or {} -%}
+    {%- set terms = [] -%}
+    {%- for name in ranged -%}
+      {%- set bounds = [] -%}
+      {%- for key, value in low.items() if key | lower == name and value is not none and high.get(key) is not none -%}
+        {%- do bounds.extend([value | string, high[key] | string]) -%}
+      {%- endfor -%}
+      {%- set pattern = '\\d{4}-\\d{2}-\\d{2}' if types[name] == 'date' else '-?\\d+' -%}
+      {%- if bounds | length == 2 and modules.re.fullmatch(pattern, bounds[0]) and modules.re.fullmatch(pattern, bounds[1]) -%}
+        {%- set quote = "date'" if types[name] == 'date' else '' -%}
+        {%- set end = "'" if types[name] == 'date' else '' -%}
+        {%- do terms.append('(' ~ adapter.quote(name) ~ ' between ' ~ quote ~ bounds[0] ~ end ~ ' and ' ~ quote ~ bounds[1] ~ end ~ ' or ' ~ adapter.quote(name) ~ ' is null)') -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- do ranges.append('(' ~ terms | join(' and ') ~ ')' if terms else 'true') -%}
+  {%- endfor -%}
+  {%- if ranges and 'true' not in ranges -%}
+    {%- do conditions.append('(' ~ ranges | unique | join('\n      or ') ~ ')') -%}
+  {%- endif -%}
+  {{ return(conditions | join('\n    and ')) }}
+{% endmacro %}

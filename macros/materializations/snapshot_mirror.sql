@@ -1,0 +1,45 @@
+{#-- snapshot_mirror: keep a Delta copy of a keyed query, with the change data feed on, so that
+     any relation dbt can select from (a view, a JDBC table, a folder of nightly full exports)
+     becomes a source streams read with ref_stream (docs/snapshot-mirror.md). The first run (and
+     --full-refresh) builds the copy; every later run applies one MERGE that inserts new keys,
+     updates only the rows whose values changed and, by delete_mode, deletes, marks or keeps the
+     keys the query no longer returns. Unchanged rows match no clause, so the feed holds only real
+     changes, and applying the same snapshot again changes nothing: a run that died after its
+     commit is simply run again. --#}
+{% materialization snapshot_mirror, default %}
+  {%- set settings = dbt_tablestream.snapshot_mirror_settings() -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set columns = get_column_schema_from_query(compiled_code) | map(attribute='name') | list -%}
+  {%- do dbt_tablestream.check_snapshot_mirror(settings, columns, compiled_code) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- if existing_relation is not none and existing_relation.is_view -%}
+    {{ adapter.drop_relation(existing_relation) }}
+    {%- set existing_relation = none -%}
+  {%- endif -%}
+  {%- set rebuild = existing_relation is none or should_full_refresh() -%}
+  {%- if not rebuild -%}
+    {%- do dbt_tablestream.check_snapshot_mirror_columns(settings, columns, target_relation) -%}
+  {%- endif -%}
+  {%- call statement('main', fetch_result=True) -%}
+    {%- if rebuild -%}
+      {{ dbt_tablestream.snapshot_mirror_build_sql(target_relation, compiled_code, settings) }}
+    {%- else -%}
+      {{ dbt_tablestream.snapshot_mirror_merge_sql(target_relation, compiled_code, columns, settings) }}
+    {%- endif -%}
+  {%- endcall -%}
+  {%- do dbt_tablestream.fault_point('after_target_commit') -%}
+  {%- set result = load_result('main') -%}
+  {%- if not rebuild and result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows -%}
+    {%- set row = result.table.rows[0] -%}
+    {{ log("snapshot_mirror " ~ model.name ~ ": " ~ row['num_inserted_rows'] ~ " inserted, " ~ row['num_updated_rows'] ~ " updated, "
+           ~ row['num_deleted_rows'] ~ " deleted; unchanged rows were not written", info=True) }}
+  {%- endif -%}
+  {%- do dbt_tablestream.apply_stream_model_features(target_relation, existing_relation, rebuild) -%}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}

@@ -1,0 +1,78 @@
+{#-- A snapshot_mirror's configs and its snapshot's keys, checked before anything is written. --#}
+
+
+{#-- `unique_key` (required, a column or a list) and `delete_mode` (hard, soft or ignore, as a
+     stream_merge's: stream_config_spec). --#}
+{% macro snapshot_mirror_settings() %}
+  {%- do dbt_tablestream.stream_engine_check('the snapshot_mirror model ' ~ model.name) -%}
+  {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
+  {%- set unique_key = config.get('unique_key', none) -%}
+  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
+  {%- if not keys or keys is not sequence or keys | reject('string') | list -%}
+    {{ exceptions.raise_compiler_error(subject ~ " needs unique_key: the column, or list of columns, that identifies a row of the snapshot, "
+        ~ "for example config(materialized='snapshot_mirror', unique_key='order_id'). Nothing was written.") }}
+  {%- endif -%}
+  {%- set spec = dbt_tablestream.stream_config_spec().delete_mode -%}
+  {%- set delete_mode = config.get('delete_mode', spec.default) -%}
+  {%- if delete_mode not in spec.accepted -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot no longer "
+        ~ "returns does to the mirror's row). Accepted values: " ~ dbt_tablestream.stream_config_accepted(spec) ~ ".") }}
+  {%- endif -%}
+  {{ return({'keys': keys | list, 'delete_mode': delete_mode}) }}
+{% endmacro %}
+
+
+{#-- Refuses a snapshot whose rows the MERGE could not match one for one: a key column it lacks,
+     the columns the mirror adds under delete_mode soft, and NULL or repeated keys, naming up to
+     ten of them. --#}
+{% macro check_snapshot_mirror(settings, columns, sql) %}
+  {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
+  {%- set lowered = columns | map('lower') | list -%}
+  {%- set missing = settings.keys | map('lower') | reject('in', lowered) | list -%}
+  {%- if missing -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": unique_key " ~ missing | join(', ') ~ " is not a column of the snapshot (its columns: "
+        ~ columns | join(', ') ~ "). Nothing was written.") }}
+  {%- endif -%}
+  {%- set reserved = ['_deleted', '_deleted_at'] | select('in', lowered) | list if settings.delete_mode == 'soft' else [] -%}
+  {%- if reserved -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": with delete_mode soft the mirror adds " ~ reserved | join(', ')
+        ~ ", which the snapshot already has. Rename them in the query. Nothing was written.") }}
+  {%- endif -%}
+  {%- set rows = run_query(dbt_tablestream.snapshot_mirror_bad_keys_sql(sql, settings.keys)).rows -%}
+  {%- if rows -%}
+    {%- set listed = [] -%}
+    {%- for row in rows -%}
+      {%- set values = [] -%}
+      {%- for key in settings.keys -%}{%- do values.append(key ~ '=' ~ (row[loop.index0] if row[loop.index0] is not none else 'NULL')) -%}{%- endfor -%}
+      {%- do listed.append(values | join(', ') ~ ' (' ~ row['copies'] ~ ' rows)') -%}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": the snapshot has keys that are NULL or not unique, so its rows cannot be matched "
+        ~ "one for one with the mirror's (unique_key " ~ settings.keys | join(', ') ~ "): " ~ listed | join('; ')
+        ~ (' (the first ten)' if rows | length >= 10 else '') ~ ". Nothing was written. Filter or deduplicate them in the query.") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{% macro snapshot_mirror_bad_keys_sql(sql, keys) %}
+  {%- set quoted = [] -%}
+  {%- set nulls = [] -%}
+  {%- for key in keys -%}
+    {%- do quoted.append(adapter.quote(key)) -%}
+    {%- do nulls.append(adapter.quote(key) ~ ' is null') -%}
+  {%- endfor -%}
+  {{ return('select ' ~ quoted | join(', ') ~ ', count(*) as copies from (\n' ~ sql ~ '\n) as __tablestream_snapshot group by '
+      ~ quoted | join(', ') ~ ' having count(*) > 1 or ' ~ nulls | join(' or ') ~ ' order by copies desc limit 10') }}
+{% endmacro %}
+
+
+{#-- A column added to or removed from the snapshot after the mirror was built is refused: the
+     mirror's feed would record a change of every row for it. --#}
+{% macro check_snapshot_mirror_columns(settings, columns, target) %}
+  {%- set present = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | reject('in', ['_deleted', '_deleted_at']) | list -%}
+  {%- set wanted = columns | map('lower') | list -%}
+  {%- if present | sort != wanted | sort -%}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " (snapshot_mirror): the snapshot's columns (" ~ wanted | join(', ')
+        ~ ") are not the mirror's (" ~ present | join(', ') ~ "). Nothing was written. Rebuild the mirror with "
+        ~ "`dbt run --full-refresh -s " ~ model.name ~ "`.") }}
+  {%- endif -%}
+{% endmacro %}
