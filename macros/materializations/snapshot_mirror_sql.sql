@@ -18,7 +18,7 @@
      back is revived) or kept (ignore). --#}
 {% macro snapshot_mirror_merge_sql(target, sql, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
-  {%- set keys = settings.keys | map('lower') | list -%}
+  {%- set keys = settings.key_columns | map('lower') | list -%}
   {%- set on, differs, assignments, names, values = [], [], [], [], [] -%}
   {%- for column in columns -%}
     {%- set quoted = adapter.quote(column) -%}

@@ -18,7 +18,7 @@
     {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot no longer "
         ~ "returns does to the mirror's row). Accepted values: " ~ dbt_tablestream.stream_config_accepted(spec) ~ ".") }}
   {%- endif -%}
-  {{ return({'keys': keys | list, 'delete_mode': delete_mode}) }}
+  {{ return({'key_columns': keys | list, 'delete_mode': delete_mode}) }}
 {% endmacro %}
 
 
@@ -28,7 +28,7 @@
 {% macro check_snapshot_mirror(settings, columns, sql) %}
   {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
   {%- set lowered = columns | map('lower') | list -%}
-  {%- set missing = settings.keys | map('lower') | reject('in', lowered) | list -%}
+  {%- set missing = settings.key_columns | map('lower') | reject('in', lowered) | list -%}
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(subject ~ ": unique_key " ~ missing | join(', ') ~ " is not a column of the snapshot (its columns: "
         ~ columns | join(', ') ~ "). Nothing was written.") }}
@@ -38,16 +38,16 @@
     {{ exceptions.raise_compiler_error(subject ~ ": with delete_mode soft the mirror adds " ~ reserved | join(', ')
         ~ ", which the snapshot already has. Rename them in the query. Nothing was written.") }}
   {%- endif -%}
-  {%- set rows = run_query(dbt_tablestream.snapshot_mirror_bad_keys_sql(sql, settings.keys)).rows -%}
+  {%- set rows = run_query(dbt_tablestream.snapshot_mirror_bad_keys_sql(sql, settings.key_columns)).rows -%}
   {%- if rows -%}
     {%- set listed = [] -%}
     {%- for row in rows -%}
       {%- set values = [] -%}
-      {%- for key in settings.keys -%}{%- do values.append(key ~ '=' ~ (row[loop.index0] if row[loop.index0] is not none else 'NULL')) -%}{%- endfor -%}
+      {%- for key in settings.key_columns -%}{%- do values.append(key ~ '=' ~ (row[loop.index0] if row[loop.index0] is not none else 'NULL')) -%}{%- endfor -%}
       {%- do listed.append(values | join(', ') ~ ' (' ~ row['copies'] ~ ' rows)') -%}
     {%- endfor -%}
     {{ exceptions.raise_compiler_error(subject ~ ": the snapshot has keys that are NULL or not unique, so its rows cannot be matched "
-        ~ "one for one with the mirror's (unique_key " ~ settings.keys | join(', ') ~ "): " ~ listed | join('; ')
+        ~ "one for one with the mirror's (unique_key " ~ settings.key_columns | join(', ') ~ "): " ~ listed | join('; ')
         ~ (' (the first ten)' if rows | length >= 10 else '') ~ ". Nothing was written. Filter or deduplicate them in the query.") }}
   {%- endif -%}
 {% endmacro %}

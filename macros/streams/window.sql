@@ -102,21 +102,19 @@
 
 {#-- A window read, whole or in part, from the Delta log's file actions (delta_log_read.sql):
      `stream.files.versions` lists the versions to read there (on_feed_off: delta_log, the commits
-     the feed did not record), or none for all of them (stream_read: delta_log). The others are
-     read from the change feed, in ranges of consecutive versions. --#}
+     the feed did not record), or none for all of them (stream_read: delta_log). The versions after
+     the last one the log must read come from the change feed, in one table_changes; any earlier
+     run of recorded versions is read from the log too, since two table_changes of one catalog table
+     in one query were seen to return the first one's rows twice (delta-spark 4.4). --#}
 {% macro window_files_relation_sql(relation, stream) %}
   {%- set window = range(stream.after + 1, stream.through + 1) | list -%}
-  {%- set from_log = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
+  {%- set listed = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
+  {%- set feed_from = (listed | max) + 1 if listed else stream.after + 1 -%}
   {%- set parts = [] -%}
-  {%- set run = namespace(first=none) -%}
-  {%- for version in window + [none] -%}
-    {%- if version is not none and version not in from_log -%}
-      {%- if run.first is none -%}{%- set run.first = version -%}{%- endif -%}
-    {%- elif run.first is not none -%}
-      {%- do parts.append('select * from ' ~ dbt_tablestream.table_changes_sql(relation, run.first, stream.through if version is none else version - 1)) -%}
-      {%- set run.first = none -%}
-    {%- endif -%}
-  {%- endfor -%}
+  {%- if feed_from <= stream.through -%}
+    {%- do parts.append('select * from ' ~ dbt_tablestream.table_changes_sql(relation, feed_from, stream.through)) -%}
+  {%- endif -%}
+  {%- set from_log = window | select('lt', feed_from) | list -%}
   {%- set columns = adapter.get_columns_in_relation(relation) -%}
   {%- set log_sql = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
   {%- if log_sql is not none -%}{%- do parts.append(log_sql) -%}{%- endif -%}

@@ -167,7 +167,10 @@ def test_a_window_with_the_feed_off_for_some_commits_is_refused_by_default_and_r
     bench.run("-s", "mixed")
     assert bench.target_rows("mixed") == twins.rows() == Counter([(1, "A", 1), (2, "B", 2), (4, "d", 40)])
     assert Counter(row[:4] for row in appended.elements()) == Counter(
-        [(1, "A", 1, "UPDATE_AFTER"), (2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 40, "INSERT")]
+        [
+            *[(1, "a", 1, "UPDATE_BEFORE"), (1, "A", 1, "UPDATE_AFTER"), (2, "b", 2, "UPDATE_BEFORE")],
+            *[(2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 40, "INSERT")],
+        ]
     ), appended
 
 
@@ -192,7 +195,7 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
     expected = Counter(tuple(row) for row in spark.sql(f"select * from {plain}").collect())
     assert bench.target_rows("mirror_log") == expected
     assert Counter(row[:4] for row in appended.elements()) == Counter(
-        [(7, "n7", 2, "UPDATE_AFTER"), (8, "n8", 1, "DELETE"), (9, "n9", 1, "DELETE")]
+        [(7, "n7", 1, "UPDATE_BEFORE"), (7, "n7", 2, "UPDATE_AFTER"), (8, "n8", 1, "DELETE"), (9, "n9", 1, "DELETE")]
     ), appended
 
 

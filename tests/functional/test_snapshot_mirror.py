@@ -1,7 +1,7 @@
 """snapshot_mirror: any relation dbt can select from becomes a stream source (docs/snapshot-mirror.md).
 
 A nightly full export lands in `app.raw` (replaced whole every night) behind the view
-`app.export_v`; the mirror keeps a Delta copy of the view with the change feed on, and streams
+the view `export_v` (a dbt model); the mirror keeps a Delta copy of the view with the change feed on, and streams
 read the mirror with ref_stream. Checked: the mirror equals the export after every night; its
 change feed holds only the real changes (an unchanged reload writes nothing); NULL or repeated keys
 are refused with the keys named and nothing written; a kill after the mirror's commit applies
@@ -17,14 +17,15 @@ from typing import Any
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import StreamBench, sql_values
 
-MIRROR = "{{ config(materialized='snapshot_mirror', unique_key='id') }}\nselect * from {{ source('app', 'export_v') }}"
+EXPORT_VIEW = "{{ config(materialized='view') }}\nselect * from {{ source('app', 'raw') }}"
+MIRROR = "{{ config(materialized='snapshot_mirror', unique_key='id') }}\nselect * from {{ ref('export_v') }}"
 CURRENT = (
     "{{ config(materialized='stream_merge', unique_key='id') }}\n"
     "select * from {{ dbt_tablestream.ref_stream('mirror') }}"
 )
 CHANGES = (
     "{{ config(materialized='table_stream', unique_key='id') }}\n"
-    "select id, name, age, __change_type from {{ dbt_tablestream.ref_stream('mirror') }}"
+    "select id, name, age, __change_type, __commit_version from {{ dbt_tablestream.ref_stream('mirror') }}"
 )
 NIGHTS = [
     [(1, "a", 1), (2, "b", 2), (3, "c", 3)],
@@ -53,8 +54,8 @@ def mirror_changes(first: int, last: int) -> Counter[tuple[Any, ...]]:
 def night_bench(tmp_path: Path, processes: bool = False) -> tuple[StreamBench, str]:
     bench = StreamBench(
         tmp_path,
-        {"mirror": MIRROR, "current": CURRENT, "changes": CHANGES},
-        sources=("export_v",),
+        {"export_v": EXPORT_VIEW, "mirror": MIRROR, "current": CURRENT, "changes": CHANGES},
+        sources=("raw",),
         processes=processes,
     )
     raw = f"delta.`{sql_path(Path(bench.source_path('raw')))}`"
@@ -64,8 +65,6 @@ def night_bench(tmp_path: Path, processes: bool = False) -> tuple[StreamBench, s
 
 def test_a_nightly_full_export_behind_a_view_streams_only_its_real_changes(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path)
-    bench.register()
-    shared_spark().sql("create or replace view app.export_v as select * from app.raw")
     appended: list[Counter[tuple[Any, ...]]] = []
     versions = []
     for night, rows in enumerate(NIGHTS):
@@ -83,16 +82,14 @@ def test_a_nightly_full_export_behind_a_view_streams_only_its_real_changes(tmp_p
         [(2, "b", 2, "update_preimage"), (2, "B", 2, "update_postimage"), (3, "c", 3, "delete"), (4, "d", 4, "insert")]
     )
     assert Counter(row[:4] for row in appended[2].elements()) == Counter(
-        [(2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 4, "INSERT")]
+        [(2, "b", 2, "UPDATE_BEFORE"), (2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 4, "INSERT")]
     )
 
 
 def test_null_or_repeated_keys_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path)
-    bench.register()
-    shared_spark().sql("create or replace view app.export_v as select * from app.raw")
     load(raw, NIGHTS[0])
-    bench.run("-s", "mirror")
+    bench.run("-s", "export_v", "mirror")
     shared_spark().sql(f"insert into {raw} values (2, 'b2', 2), (2, 'b3', 2), (null, 'x', 0)")
     bench.refused(
         "mirror", "Model mirror (snapshot_mirror)", "id=2 (3 rows)", "id=NULL (1 rows)", "Nothing was written"
@@ -102,7 +99,7 @@ def test_null_or_repeated_keys_are_refused_and_nothing_is_written(tmp_path: Path
 def test_a_kill_after_the_mirrors_commit_applies_nothing_twice_downstream(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path, processes=True)
     # A process of its own knows no view: the mirror reads the export by path here.
-    (bench.project.root / "models" / "mirror.sql").write_text(MIRROR.replace("{{ source('app', 'export_v') }}", raw))
+    (bench.project.root / "models" / "mirror.sql").write_text(MIRROR.replace("{{ ref('export_v') }}", raw))
     load(raw, NIGHTS[0])
     bench.run()
     load(raw, NIGHTS[2])
@@ -111,5 +108,5 @@ def test_a_kill_after_the_mirrors_commit_applies_nothing_twice_downstream(tmp_pa
     bench.run()
     assert bench.target_rows("mirror") == bench.target_rows("current") == Counter(NIGHTS[2])
     assert Counter(row[:4] for row in (bench.target_rows("changes") - before).elements()) == Counter(
-        [(2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 4, "INSERT")]
+        [(2, "b", 2, "UPDATE_BEFORE"), (2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 4, "INSERT")]
     )
