@@ -59,7 +59,7 @@ def create_source(bench: Bench, rows: int) -> None:
 def compiled_select(bench: Bench, model: str) -> str:
     """The model's select as `dbt compile` renders it now: the window from its offset to the source's latest version."""
     bench.dbt(["compile", "-s", model])
-    return (bench.project / "target" / "compiled" / "bench" / "models" / f"{model}.sql").read_text()
+    return (bench.project / "target" / "compiled" / "tablestream_bench" / "models" / f"{model}.sql").read_text()
 
 
 def counted(bench: Bench, sql: str) -> Callable[[list[tuple[str, float]]], None]:
