@@ -31,7 +31,7 @@
   {%- set names = [] -%}
   {%- for version in versions -%}{%- do names.append('%020d' | format(version | int)) -%}{%- endfor -%}
   {%- set files = location.rstrip('/') ~ '/_delta_log/' ~ ('{' ~ names | join(',') ~ '}' if names | length > 1 else names[0]) ~ '.json' -%}
-  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string>' -%}
+  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string, deletionVector: struct<storageType: string>>' -%}
   {%- set action = 'struct<commitInfo: struct<operation: string, inCommitTimestamp: bigint>, add: ' ~ file_action
                    ~ ', remove: ' ~ file_action ~ ', metaData: struct<id: string>>' -%}
   {%- set sql -%}
@@ -44,7 +44,8 @@ select
        when action.metaData is not null then 'metadata' else 'commit' end as kind,
   coalesce(action.add.path, action.remove.path) as path,
   to_json(coalesce(action.add.partitionValues, action.remove.partitionValues)) as partition_values,
-  coalesce(action.add.stats, action.remove.stats) as stats
+  coalesce(action.add.stats, action.remove.stats) as stats,
+  coalesce(action.add.deletionVector, action.remove.deletionVector) is not null as deletion_vector
 from (
   select _metadata, from_json(value, '{{ action }}') as action
   from text.`{{ files }}`
@@ -83,7 +84,7 @@ where action.commitInfo is not null or action.metaData is not null
     {%- elif row['kind'] == 'metadata' -%}
       {%- do commit.update({'metadata': true}) -%}
     {%- else -%}
-      {%- do commit[row['kind'] ~ 's'].append({'name': row['path'].split('/')[-1],
+      {%- do commit[row['kind'] ~ 's'].append({'name': row['path'].split('/')[-1], 'path': row['path'], 'deletion_vector': row['deletion_vector'],
           'partition': fromjson(row['partition_values']) if row['partition_values'] else {},
           'stats': fromjson(row['stats']) if row['stats'] else {}}) -%}
     {%- endif -%}
@@ -114,17 +115,65 @@ where action.commitInfo is not null or action.metaData is not null
 
 {#-- The raw change rows of `commits` (delta_log_commits) in the change feed's shape: every source
      column, then _change_type ('delete' for a removed file's rows, 'insert' for an added file's),
-     _commit_version and _commit_timestamp. None when there is nothing to read. --#}
+     _commit_version and _commit_timestamp. None when there is nothing to read. A file is read by
+     its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
+     plain path; at most 50 a window): a time-travel read of a version costs its snapshot and,
+     restricted by file name, scans every file of it (measured in bench/README.md). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
   {%- set parts = [] -%}
+  {%- set direct = namespace(left=50) -%}
   {%- for commit in commits -%}
     {%- for side, version, files in [('delete', commit.version - 1, commit.removes), ('insert', commit.version, commit.adds)] if files -%}
-      {%- do parts.append('select *, ' ~ dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
-          ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp from ' ~ relation ~ ' version as of ' ~ version
-          ~ '\n    where ' ~ dbt_tablestream.delta_log_files_filter_sql(files, columns, stream.files)) -%}
+      {%- set change = dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
+          ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp' -%}
+      {%- set travelled = [] -%}
+      {%- for file in files -%}
+        {%- if direct.left > 0 and not file.deletion_vector and stream.files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path -%}
+          {%- set direct.left = direct.left - 1 -%}
+          {%- do parts.append('select ' ~ dbt_tablestream.delta_log_file_columns_sql(stream.files, file, columns) ~ ', ' ~ change ~ ' from '
+              ~ dbt_tablestream.delta_log_file_relation(stream.files, file)) -%}
+        {%- else -%}
+          {%- do travelled.append(file) -%}
+        {%- endif -%}
+      {%- endfor -%}
+      {%- if travelled -%}
+        {%- do parts.append('select *, ' ~ change ~ ' from ' ~ relation ~ ' version as of ' ~ version
+            ~ '\n    where ' ~ dbt_tablestream.delta_log_files_filter_sql(travelled, columns, stream.files)) -%}
+      {%- endif -%}
     {%- endfor -%}
   {%- endfor -%}
   {{ return(parts | join('\n  union all\n  ') if parts else none) }}
+{% endmacro %}
+
+
+{#-- A data file of the source read by its path, as Parquet. --#}
+{% macro delta_log_file_relation(source_files, file) %}
+  {{ return('parquet.`' ~ source_files.location.rstrip('/') ~ '/' ~ file.path ~ '`') }}
+{% endmacro %}
+
+
+{#-- The source's columns as a data file read by path gives them: a partition column from the
+     file's partition values, a column the file lacks (added to the table after it was written) as
+     NULL, as Delta reads it; each cast to the table's type. Reads the file's own columns (its
+     footer). --#}
+{% macro delta_log_file_columns_sql(source_files, file, columns) %}
+  {%- set present = run_query('describe query select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file)).rows | map(attribute=0) | map('lower') | list -%}
+  {%- set partition_columns = source_files.partition_columns | map('lower') | list -%}
+  {%- set values = {} -%}
+  {%- for name, value in file.partition.items() -%}{%- do values.update({name | lower: value}) -%}{%- endfor -%}
+  {%- set selected = [] -%}
+  {%- for column in columns -%}
+    {%- set name = column.name | lower -%}
+    {%- if name in partition_columns -%}
+      {%- set value = 'null' if values.get(name) is none else dbt_tablestream.sql_string(values[name]) -%}
+    {%- elif name in present -%}
+      {%- set value = adapter.quote(column.name) -%}
+    {%- else -%}
+      {%- set value = 'null' -%}
+    {%- endif -%}
+    {%- do selected.append('cast(' ~ value ~ ' as ' ~ column.dtype ~ ') as ' ~ adapter.quote(column.name)) -%}
+  {%- endfor -%}
+  {{ return(selected | join(', ')) }}
 {% endmacro %}
 
 
