@@ -1,10 +1,10 @@
 {#-- Changes read from the Delta log's file actions (stream_read: delta_log, on_feed_off: delta_log;
-     docs/architecture.md, "Changes from the Delta log"): where the change data feed did not record
-     a commit, its changes are the rows of the files it removed (as of the version before it) and
-     the rows of the files it added (as of its own version), the rows both sides hold cancelling
-     one for one as carry-overs (drop_carryovers_sql). Reading each side through Delta's time
-     travel, restricted to the commit's files, lets Delta apply deletion vectors, column mapping
-     and partition values as it does for any read. --#}
+     docs/architecture.md, "Three ways to read changes"): where the change data feed did not
+     record a commit, its changes are the rows of the files it removed (as of the version before
+     it) and the rows of the files it added (as of its own version), the rows both sides hold
+     cancelling one for one as carry-overs (drop_carryovers_sql). A file is read by its path where
+     Delta would add nothing to the read, else through time travel restricted to the commit's
+     files, so that Delta applies deletion vectors and column mapping. --#}
 
 
 {#-- What a log read needs of the source (stream_source_state_of's `files`), the model's

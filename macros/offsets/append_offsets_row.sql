@@ -47,11 +47,10 @@
 
 
 {#-- The offsets log is created empty from the row's own select (so its columns are the row's) and
-     then appended: blind appends of different streams do not conflict in Delta. --#}
-{#-- Partitioned by stream: Delta tells concurrent writers apart by the partitions they read and
-     add to, so a conditional append (unlogged_only) of one stream conflicts only with another run
-     of that stream, never with the other streams of the schema; and a run's read of its position
-     opens only its stream's files. --#}
+     then appended, partitioned by stream: Delta tells concurrent writers apart by the partitions
+     they read and add to, so a conditional append (unlogged_only) of one stream conflicts only
+     with another run of that stream, never with the other streams of the schema (a blind append
+     conflicts with none); and a run's read of its position opens only its stream's files. --#}
 {% macro spark__offsets_log_create_sql(relation, select_sql, properties={}) %}
   {%- set pairs = [] -%}
   {%- for key, value in properties.items() -%}{%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}{%- endfor -%}

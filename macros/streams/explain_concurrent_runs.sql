@@ -24,18 +24,18 @@
      do, and the loser's error names its conflict class only. --#}
 {% macro concurrent_run_explanation(model_name, message, streams=[]) %}
   {%- set conflict = modules.re.search('DELTA_(CONCURRENT_APPEND|CONCURRENT_DELETE_READ|CONCURRENT_DELETE_DELETE|CONCURRENT_WRITE|METADATA_CHANGED)', message) -%}
-  {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message and conflict and streams and 'tablestream_offsets' in message -%}
-    {#-- Under the reapply protocol: the run's write committed after the other run's, so it applied
-         the window again, which changed nothing (append_stream_offset). --#}
-    {{ return("Stream " ~ streams | unique | join(', ') ~ " of model " ~ model_name ~ " is being consumed by another run: it logged "
-       ~ "the same window in the offsets log while this run was logging it, so Delta refused this run's offsets row (" ~ conflict.group(0) ~ "). "
-       ~ "This run's write applied the window again after the other run's, which changed nothing, and the stream's position is the other run's; "
-       ~ "nothing needs repair. Run again to apply what changed since.") }}
-  {%- endif -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message and conflict and streams -%}
-    {{ return("Stream " ~ streams | unique | join(', ') ~ " of model " ~ model_name ~ " is being consumed by another run: another write to its target "
-       ~ "committed while this run was writing it, so Delta refused this run's write (" ~ conflict.group(0) ~ "). "
-       ~ "Nothing was written by this run and its offset did not move; nothing needs repair. Run again to apply what changed since.") }}
+    {%- set consumed = "Stream " ~ streams | unique | join(', ') ~ " of model " ~ model_name ~ " is being consumed by another run: " -%}
+    {%- if 'tablestream_offsets' in message -%}
+      {#-- Under the reapply protocol: the run's write committed after the other run's, so it applied
+           the window again, which changed nothing (append_stream_offset). --#}
+      {{ return(consumed ~ "it logged the same window in the offsets log while this run was logging it, so Delta refused this run's offsets row ("
+         ~ conflict.group(0) ~ "). This run's write applied the window again after the other run's, which changed nothing, and the stream's "
+         ~ "position is the other run's; nothing needs repair. Run again to apply what changed since.") }}
+    {%- endif -%}
+    {{ return(consumed ~ "another write to its target committed while this run was writing it, so Delta refused this run's write ("
+       ~ conflict.group(0) ~ "). Nothing was written by this run and its offset did not move; nothing needs repair. "
+       ~ "Run again to apply what changed since.") }}
   {%- endif -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message or 'tablestream.stream' not in message -%}
     {{ return(none) }}

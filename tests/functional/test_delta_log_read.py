@@ -9,6 +9,10 @@ of a commit read from the files the Delta log says it added and removed (docs/de
   `on_feed_off: delta_log`: each commit the way it can be read.
 - A vacuumed window is stale; a deletion-vector commit and a column-mapped table are read
   correctly; a commit that replaced the table's metadata and files at once is refused.
+
+The property test runs one example in the default suite (about 140 s here); the others run in the
+extended tier. A longer soak:
+    TABLESTREAM_PROPERTY_EXAMPLES=8 pytest -m soak tests/functional/test_delta_log_read.py
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -116,13 +121,25 @@ def random_step(rng: random.Random, keys: list[int], next_key: list[int]) -> str
 @property_settings(1)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_random_histories_read_from_the_delta_log_equal_the_change_feed(tmp_path_factory: Any, seed: int) -> None:
+    check_random_history(tmp_path_factory, seed, runs=4)
+
+
+@pytest.mark.soak
+@property_settings(4)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_random_histories_read_from_the_delta_log_soak(tmp_path_factory: Any, seed: int) -> None:
+    check_random_history(tmp_path_factory, seed, runs=10)
+
+
+def check_random_history(tmp_path_factory: Any, seed: int, runs: int) -> None:
+    """`runs` runs over one random history of 1-6 commits between runs, on the twins."""
     bench = StreamBench(tmp_path_factory.mktemp("log"), TWINS, sources=("fed", "plain"))
     twins = Twins(bench)
     rng = random.Random(seed)
     keys: list[int] = []
     next_key = [1]
     history: list[str] = []
-    for run in range(4):
+    for run in range(runs):
         for _ in range(rng.randint(1, 6)):
             history.append(random_step(rng, keys, next_key))
             twins.sql(history[-1])
@@ -137,6 +154,7 @@ def test_random_histories_read_from_the_delta_log_equal_the_change_feed(tmp_path
         assert logged["changes_log"] == logged["changes_feed"], context
 
 
+@pytest.mark.extended
 def test_a_window_with_the_feed_off_for_some_commits_is_refused_by_default_and_read_with_on_feed_off(
     tmp_path: Path,
 ) -> None:
@@ -174,6 +192,7 @@ def test_a_window_with_the_feed_off_for_some_commits_is_refused_by_default_and_r
     ), appended
 
 
+@pytest.mark.extended
 def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Path) -> None:
     """On a table with deletion vectors and column mapping (no feed; its files name the columns by
     physical names), an UPDATE and a DELETE that change a file's deletion vector are read as the
@@ -199,6 +218,7 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
     ), appended
 
 
+@pytest.mark.extended
 def test_a_commit_that_changed_schema_and_files_is_refused_and_a_vacuumed_window_is_stale(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"mirror_log": mirror("plain", "delta_log")}, sources=("fed", "plain"))
     twins = Twins(bench)

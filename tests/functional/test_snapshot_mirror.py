@@ -1,11 +1,13 @@
 """snapshot_mirror: any relation dbt can select from becomes a stream source (docs/snapshot-mirror.md).
 
 A nightly full export lands in `app.raw` (replaced whole every night) behind the view
-the view `export_v` (a dbt model); the mirror keeps a Delta copy of the view with the change feed on, and streams
+`export_v` (a dbt model); the mirror keeps a Delta copy of the view with the change feed on, and streams
 read the mirror with ref_stream. Checked: the mirror equals the export after every night; its
 change feed holds only the real changes (an unchanged reload writes nothing); NULL or repeated keys
 are refused with the keys named and nothing written; a kill after the mirror's commit applies
 nothing twice downstream.
+
+In the extended tier (about 170 s here): the default suite must stay within 30 minutes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import StreamBench, sql_values
@@ -63,6 +67,7 @@ def night_bench(tmp_path: Path, processes: bool = False) -> tuple[StreamBench, s
     return bench, raw
 
 
+@pytest.mark.extended
 def test_a_nightly_full_export_behind_a_view_streams_only_its_real_changes(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path)
     appended: list[Counter[tuple[Any, ...]]] = []
@@ -86,6 +91,7 @@ def test_a_nightly_full_export_behind_a_view_streams_only_its_real_changes(tmp_p
     )
 
 
+@pytest.mark.extended
 def test_null_or_repeated_keys_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path)
     load(raw, NIGHTS[0])
@@ -96,6 +102,7 @@ def test_null_or_repeated_keys_are_refused_and_nothing_is_written(tmp_path: Path
     )
 
 
+@pytest.mark.extended
 def test_a_kill_after_the_mirrors_commit_applies_nothing_twice_downstream(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path, processes=True)
     # A process of its own knows no view: the mirror reads the export by path here.
