@@ -21,10 +21,8 @@ the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_r
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -33,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import FILE_ROWS, RESULTS, Bench, Measurement, machine, run_model
+from run import FILE_ROWS, RESULTS, Bench, Measurement, run_model, variant_medians, write_results
 
 MODELS = {"feed": "table_stream", "log": "table_stream_delta_log"}
 
@@ -114,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             measurements += done
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    variants = sorted({m.variant for m in measurements})
-    medians = {v: statistics.median(m.seconds for m in measurements if m.variant == v) for v in variants}
+    medians = variant_medians(measurements)
     line = (
         f"RESULT log_read_vs_feed_read={medians['log_read'] / medians['feed_read']:.2f} "
         f"log_run_vs_feed_run={medians['log_run'] / medians['feed_run']:.2f} "
@@ -123,26 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"\nmedian seconds ({args.rounds} rounds): " + ", ".join(f"{v} {s:.2f}" for v, s in medians.items()))
     print("rows each read returned, per round: " + ", ".join(f"{k} {v}" for k, v in rows_read.items()))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps(
-            {
-                "machine": machine(),
-                "arguments": {
-                    "rows": args.rows,
-                    "fraction": args.fraction,
-                    "rounds": args.rounds,
-                    "file_rows": FILE_ROWS,
-                },
-                "seconds": time.perf_counter() - started,
-                "medians": medians,
-                "rows_read": rows_read,
-                "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
-                "result": line,
-            },
-            indent=2,
-        )
-    )
+    arguments = {"rows": args.rows, "fraction": args.fraction, "rounds": args.rounds, "file_rows": FILE_ROWS}
+    write_results(args.out, arguments, started, measurements, line, rows_read=rows_read)
     print(line)
     return 0
 

@@ -105,6 +105,35 @@ def machine() -> dict[str, Any]:
     }
 
 
+def write_results(
+    out: Path,
+    arguments: dict[str, Any],
+    started: float,
+    measurements: list[Measurement],
+    line: str,
+    **extra: Any,
+) -> None:
+    """`out` as JSON: the machine, the arguments, the seconds it all took, each variant's median,
+    `extra`, every measurement (without its statement log) and the RESULT line."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "machine": machine(),
+        "arguments": arguments,
+        "seconds": time.perf_counter() - started,
+        "medians": variant_medians(measurements),
+        **extra,
+        "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
+        "result": line,
+    }
+    out.write_text(json.dumps(document, indent=2))
+
+
+def variant_medians(measurements: list[Measurement]) -> dict[str, float]:
+    """Each variant's median seconds."""
+    variants = sorted({m.variant for m in measurements})
+    return {v: statistics.median(m.seconds for m in measurements if m.variant == v) for v in variants}
+
+
 def rss_bytes(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():

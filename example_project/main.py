@@ -20,6 +20,11 @@ records go away); `landing_orders` flattens the records.
 The stream_merge model `order_history` keeps every version of every order (SCD type 2): each
 status change is a version dated by its commit, and the removal closes the order's last version.
 
+A CRM's nightly full export, `exports/customers.json`, is replaced whole every night and has no
+change feed: the `snapshot_mirror` model `customers_mirror` keeps a Delta copy of it whose MERGE
+writes only what changed, and the stream_merge model `customers_current` streams the mirror. The
+third night's export is the second's again: the mirror writes nothing and the stream sees nothing.
+
 And a CDC feed: `app.order_events` receives order events from the realtime writer in APPEND_ONLY
 mode, out of order, with a redelivered duplicate and a late event after a delete. The stream_merge
 model `order_events_current` keeps, per order, the event with the greatest sequence.
@@ -47,6 +52,13 @@ WAREHOUSE = PROJECT / "warehouse"
 ORDERS = WAREHOUSE / "app.db" / "orders"
 CHANGES = WAREHOUSE / "analytics.db" / "orders_changes"
 LANDING = PROJECT / "landing"
+EXPORTS = PROJECT / "exports"
+# The CRM's nightly exports: (customer_id, name, segment). Night 2 changes Ben's segment, drops Cy
+# and adds Dee; night 3 reloads night 2 unchanged.
+NIGHTS = [
+    [(1, "Ann", "retail"), (2, "Ben", "retail"), (3, "Cy", "wholesale")],
+    [(1, "Ann", "retail"), (2, "Ben", "wholesale"), (4, "Dee", "retail")],
+]
 SYNC_WRITES = RealtimeOptionsBuilder().with_flush_mode(FlushMode.AUTO_FLUSH_SYNC).build()
 
 
@@ -114,6 +126,37 @@ def show_landing() -> None:
     expected = [("partner_a.json", 101, "Erin", 125.0), ("partner_c.json", 301, "Heidi", 9.99)]
     if rows != expected:
         sys.exit(f"landing_orders holds {rows}, expected {expected}")
+
+
+def export(customers: list[tuple[int, str, str]]) -> None:
+    """Tonight's full export replaces last night's."""
+    EXPORTS.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"customer_id": i, "name": n, "segment": s}) + "\n" for i, n, s in customers]
+    (EXPORTS / "customers.json").write_text("".join(lines))
+
+
+def mirror_version() -> int:
+    return DeltaTable(str(WAREHOUSE / "analytics.db" / "customers_mirror")).version()
+
+
+def show_customers(title: str, since_version: int) -> list[tuple[int, int, str, str, str]]:
+    """What the mirror's change feed recorded after `since_version`, and customers_current."""
+    mirror = DeltaTable(str(WAREHOUSE / "analytics.db" / "customers_mirror"))
+    recorded = []
+    if mirror.version() > since_version:
+        feed = pa.table(mirror.load_cdf(starting_version=since_version + 1).read_all()).to_pylist()
+        recorded = sorted(
+            (r["_commit_version"], r["customer_id"], r["_change_type"], r["name"], r["segment"]) for r in feed
+        )
+    print(f"\n== {title}: the mirror's change feed recorded {len(recorded)} rows")
+    for version, customer_id, change, name, segment in recorded:
+        print(f"   {change:<17} v{version:<3} customer {customer_id} {name:<4} {segment}")
+    current = DeltaTable(str(WAREHOUSE / "analytics.db" / "customers_current")).to_pyarrow_table().to_pylist()
+    rows = sorted((r["customer_id"], r["name"], r["segment"]) for r in current)
+    print(f"   analytics.customers_current (stream_merge over the mirror): {rows}")
+    if rows != sorted(NIGHTS[-1]):
+        sys.exit(f"customers_current holds {rows}, expected {sorted(NIGHTS[-1])}")
+    return recorded
 
 
 # Order events: (order_id, op, seq, status, amount). A NULL amount is a partial update.
@@ -185,6 +228,8 @@ def main() -> None:
     started = time.monotonic()
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
     shutil.rmtree(LANDING, ignore_errors=True)
+    shutil.rmtree(EXPORTS, ignore_errors=True)
+    export(NIGHTS[0])
     # The landing folder (a volume): two files of orders from a partner, as JSON lines.
     land("partner_a.json", [(101, "Erin", 120.0), (102, "Frank", 80.5)])
     land("partner_b.json", [(201, "Grace", 42.0)])
@@ -225,11 +270,26 @@ def main() -> None:
     (LANDING / "partner_b.json").unlink()
     land("partner_c.json", [(301, "Heidi", 9.99)])
     send_events(EVENTS_AFTER)
+    mirrored_at = mirror_version()
+    export(NIGHTS[1])
     dbt("build")
     show_appended("second run (only what changed in between)", log_version)
     show_landing()
     show_order_events()
     show_order_history()
+    changed = show_customers("night 2's export (Ben changed, Cy gone, Dee new)", mirrored_at)
+    if [(c, change) for _, c, change, _, _ in changed] != [
+        (2, "update_postimage"),
+        (2, "update_preimage"),
+        (3, "delete"),
+        (4, "insert"),
+    ]:
+        sys.exit(f"the mirror recorded {changed}, expected Ben's update, Cy's delete and Dee's insert")
+    mirrored_at = mirror_version()
+    export(NIGHTS[1])
+    dbt("build", "--select", "customers_export+")
+    if show_customers("night 3's export (night 2's again)", mirrored_at):
+        sys.exit("an unchanged reload must record no change")
 
     current = DeltaTable(str(WAREHOUSE / "analytics.db" / "orders_current")).to_pyarrow_table().to_pylist()
     mirrored = sorted(current, key=lambda r: r["order_id"]) == sorted(

@@ -1,11 +1,11 @@
 {#-- snapshot_mirror: keep a Delta copy of a keyed query, with the change data feed on, so that
      any relation dbt can select from (a view, a JDBC table, a folder of nightly full exports)
      becomes a source streams read with ref_stream (docs/snapshot-mirror.md). The first run (and
-     --full-refresh) builds the copy; every later run applies one MERGE that inserts new keys,
-     updates only the rows whose values changed and, by delete_mode, deletes, marks or keeps the
-     keys the query no longer returns. Unchanged rows match no clause, so the feed holds only real
-     changes, and applying the same snapshot again changes nothing: a run that died after its
-     commit is simply run again. --#}
+     --full-refresh) builds the copy; every later run applies one MERGE of the snapshot's
+     differences from the mirror that inserts new keys, updates the rows whose values changed and,
+     by delete_mode, deletes, marks or keeps the keys the query no longer returns. The feed holds
+     only real changes, and applying the same snapshot again changes nothing: a run that died
+     after its commit is simply run again. --#}
 {% materialization snapshot_mirror, default %}
   {%- set settings = dbt_tablestream.snapshot_mirror_settings() -%}
   {%- set existing_relation = load_cached_relation(this) -%}
@@ -35,7 +35,7 @@
   {%- if not rebuild and result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows -%}
     {%- set row = result.table.rows[0] -%}
     {{ log("snapshot_mirror " ~ model.name ~ ": " ~ row['num_inserted_rows'] ~ " inserted, " ~ row['num_updated_rows'] ~ " updated, "
-           ~ row['num_deleted_rows'] ~ " deleted; unchanged rows were not written", info=True) }}
+           ~ row['num_deleted_rows'] ~ " deleted; only the files holding them were rewritten", info=True) }}
   {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(target_relation, existing_relation, rebuild) -%}
 

@@ -11,47 +11,67 @@
 {% endmacro %}
 
 
-{#-- One MERGE of the snapshot into the mirror: a new key is inserted; a key whose values changed
-     (compared NULL-safe, column by column) is updated; a row whose values are equal matches no
-     clause and is not written, so the change feed records only real changes; a key the snapshot
-     no longer returns is deleted (hard), marked `_deleted` with the time (soft; a key that comes
-     back is revived) or kept (ignore). --#}
+{#-- One MERGE of the snapshot's differences into the mirror. The source is the diff: a full
+     outer join of the snapshot and the mirror on the key (a left join under delete_mode ignore)
+     keeping a key that is new, a key whose values changed (compared NULL-safe, column by column;
+     under soft, a key marked deleted that came back) and a key the snapshot no longer returns
+     (under soft, one not yet marked). Delta's MERGE rewrites every file holding a row that a
+     source row matches, whether or not a clause then changes it, so a MERGE of the whole snapshot
+     would copy the whole mirror on every run, unchanged nights included (docs/snapshot-mirror.md,
+     "What it costs"). Matched by the diff only, it rewrites the files of changed keys, and a night
+     without changes writes nothing. A vanished key is deleted (hard) or marked `_deleted` with the
+     time (soft). --#}
 {% macro snapshot_mirror_merge_sql(target, sql, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {%- set keys = settings.key_columns | map('lower') | list -%}
-  {%- set on, differs, assignments, names, values = [], [], [], [], [] -%}
+  {%- set on, joined, equal, diffed, assignments, names, values = [], [], [], [], [], [], [] -%}
   {%- for column in columns -%}
     {%- set quoted = adapter.quote(column) -%}
     {%- do names.append(quoted) -%}
-    {%- do values.append('__tablestream_snapshot.' ~ quoted) -%}
+    {%- do values.append('__tablestream_diff.' ~ quoted) -%}
     {%- if column | lower in keys -%}
-      {%- do on.append('__tablestream_mirror.' ~ quoted ~ ' = __tablestream_snapshot.' ~ quoted) -%}
+      {%- do on.append('__tablestream_mirror.' ~ quoted ~ ' = __tablestream_diff.' ~ quoted) -%}
+      {%- do joined.append('__tablestream_snapshot.' ~ quoted ~ ' = __tablestream_current.' ~ quoted) -%}
+      {%- do diffed.append('coalesce(__tablestream_snapshot.' ~ quoted ~ ', __tablestream_current.' ~ quoted ~ ') as ' ~ quoted) -%}
     {%- else -%}
-      {%- do differs.append('not (__tablestream_mirror.' ~ quoted ~ ' <=> __tablestream_snapshot.' ~ quoted ~ ')') -%}
-      {%- do assignments.append(quoted ~ ' = __tablestream_snapshot.' ~ quoted) -%}
+      {%- do equal.append('__tablestream_snapshot.' ~ quoted ~ ' <=> __tablestream_current.' ~ quoted) -%}
+      {%- do diffed.append('__tablestream_snapshot.' ~ quoted) -%}
+      {%- do assignments.append(quoted ~ ' = __tablestream_diff.' ~ quoted) -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- set changed = ['not (' ~ equal | join(' and ') ~ ')'] if equal else [] -%}
   {%- if soft -%}
-    {%- do differs.append('__tablestream_mirror._deleted') -%}
+    {%- do changed.append('__tablestream_current._deleted') -%}
     {%- do assignments.extend(['_deleted = false', '_deleted_at = cast(null as timestamp)']) -%}
     {%- do names.extend(['_deleted', '_deleted_at']) -%}
     {%- do values.extend(['false', 'cast(null as timestamp)']) -%}
   {%- endif -%}
+  {%- set current_columns = names | list -%}
   {%- set merge_sql -%}
 merge into {{ target }} as __tablestream_mirror
 using (
+  select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapshot is null as __tablestream_vanished
+  from (select *, true as __tablestream_in_snapshot from (
 {{ sql }}
-) as __tablestream_snapshot
+  ) as __tablestream_query) as __tablestream_snapshot
+  {{ 'left' if settings.delete_mode == 'ignore' else 'full outer' }} join (select {{ current_columns | join(', ') }}, true as __tablestream_in_mirror from {{ target }}) as __tablestream_current
+    on {{ joined | join(' and ') }}
+  where case
+    when __tablestream_current.__tablestream_in_mirror is null then true
+    when __tablestream_snapshot.__tablestream_in_snapshot is null then {{ 'not __tablestream_current._deleted' if soft else 'true' }}
+    else {{ changed | join(' or ') if changed else 'false' }}
+  end
+) as __tablestream_diff
 on {{ on | join(' and ') }}
-{%- if differs %}
-when matched and ({{ differs | join(' or ') }}) then update set {{ assignments | join(', ') }}
-{%- endif %}
-when not matched then insert ({{ names | join(', ') }}) values ({{ values | join(', ') }})
 {%- if settings.delete_mode == 'hard' %}
-when not matched by source then delete
+when matched and __tablestream_diff.__tablestream_vanished then delete
 {%- elif soft %}
-when not matched by source and not __tablestream_mirror._deleted then update set _deleted = true, _deleted_at = current_timestamp()
+when matched and __tablestream_diff.__tablestream_vanished then update set _deleted = true, _deleted_at = current_timestamp()
 {%- endif %}
+{%- if assignments %}
+when matched then update set {{ assignments | join(', ') }}
+{%- endif %}
+when not matched and not __tablestream_diff.__tablestream_vanished then insert ({{ names | join(', ') }}) values ({{ values | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}

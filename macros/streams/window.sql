@@ -247,7 +247,8 @@
      (`tracked`: the source recorded its changes as stream.read needs, after the commit's own
      setting changes), the setting it made (`toggle`: true, false or none) and a VACUUM's
      retention. Before the first toggle the source was tracked, unless that toggle turns tracking
-     on; with no toggle in the window, as the source is now (stream.files.tracked_now, when known). --#}
+     on; with no toggle in the window, as the source is now (stream.files.feed_on, for a read
+     that can read untracked commits from the log). --#}
 {% macro window_commit_states(stream, window_rows) %}
   {%- set tracking = dbt_tablestream.stream_tracking_property(stream.read if stream.read != 'delta_log' else 'table_changes') -%}
   {%- set commits = [] -%}

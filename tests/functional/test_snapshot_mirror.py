@@ -55,6 +55,16 @@ def mirror_changes(first: int, last: int) -> Counter[tuple[Any, ...]]:
     return Counter(tuple(row) for row in rows.collect())
 
 
+def files_rewritten(first: int, last: int, table: str = "analytics.mirror") -> int:
+    """The data files the mirror's commits from ``first`` to ``last`` removed."""
+    history = shared_spark().sql(f"describe history {table}").collect()
+    return sum(
+        int((row["operationMetrics"] or {}).get("numTargetFilesRemoved", 0))
+        for row in history
+        if first <= int(row["version"]) <= last
+    )
+
+
 def night_bench(tmp_path: Path, processes: bool = False) -> tuple[StreamBench, str]:
     bench = StreamBench(
         tmp_path,
@@ -80,7 +90,9 @@ def test_a_nightly_full_export_behind_a_view_streams_only_its_real_changes(tmp_p
         appended.append(bench.target_rows("changes") - before)
         assert bench.target_rows("mirror") == Counter(rows), night
         assert bench.target_rows("current") == Counter(rows), night
-    # The unchanged reload wrote no row: its MERGE changed nothing, and the streams saw nothing.
+    # The unchanged reload wrote nothing: no file of the mirror was rewritten (a MERGE of the whole
+    # snapshot would have copied them all), and the streams saw nothing.
+    assert files_rewritten(versions[0] + 1, versions[1]) == 0
     assert mirror_changes(versions[0] + 1, versions[1]) == Counter()
     assert appended[1] == Counter()
     assert mirror_changes(versions[1] + 1, versions[2]) == Counter(
@@ -117,3 +129,33 @@ def test_a_kill_after_the_mirrors_commit_applies_nothing_twice_downstream(tmp_pa
     assert Counter(row[:4] for row in (bench.target_rows("changes") - before).elements()) == Counter(
         [(2, "b", 2, "UPDATE_BEFORE"), (2, "B", 2, "UPDATE_AFTER"), (3, "c", 3, "DELETE"), (4, "d", 4, "INSERT")]
     )
+
+
+SOFT = MIRROR.replace("unique_key='id'", "unique_key='id', delete_mode='soft'")
+IGNORE = MIRROR.replace("unique_key='id'", "unique_key='id', delete_mode='ignore'")
+
+
+@pytest.mark.extended
+def test_soft_and_ignore_keep_vanished_keys_and_a_returning_key_is_revived(tmp_path: Path) -> None:
+    """Night 3 drops key 3, night 4 brings it back changed: soft marks it deleted and then revives
+    it, ignore keeps it as it was until it changes; an unchanged night rewrites no file."""
+    bench = StreamBench(tmp_path, {"export_v": EXPORT_VIEW, "soft": SOFT, "ignore": IGNORE}, sources=("raw",))
+    raw = f"delta.`{sql_path(Path(bench.source_path('raw')))}`"
+    shared_spark().sql(f"create table {raw} (id int, name string, age int) using delta")
+    back = [(1, "a", 1), (2, "B", 2), (3, "C", 3), (4, "d", 4)]
+    seen: dict[str, list[Counter[tuple[Any, ...]]]] = {"soft": [], "ignore": []}
+    versions = []
+    for rows in [*NIGHTS, back, back]:
+        load(raw, rows)
+        bench.run()
+        versions.append(int(shared_spark().sql("describe history analytics.soft limit 1").collect()[0]["version"]))
+        for model in seen:
+            seen[model].append(bench.target_rows(model))
+    live = [Counter((row[0], row[1], row[2]) for row in night if not row[3]) for night in seen["soft"]]
+    assert live == [Counter(rows) for rows in [*NIGHTS, back, back]]
+    assert (3, "c", 3, True) in {row[:4] for row in seen["soft"][2]}, seen["soft"][2]
+    assert (3, "C", 3, False, None) in seen["soft"][3], seen["soft"][3]
+    assert seen["ignore"][2] == Counter([(1, "a", 1), (2, "B", 2), (3, "c", 3), (4, "d", 4)])
+    assert seen["ignore"][3] == seen["ignore"][4] == Counter(back)
+    assert files_rewritten(versions[3] + 1, versions[4], "analytics.soft") == 0
+    assert files_rewritten(versions[0] + 1, versions[1], "analytics.soft") == 0

@@ -183,6 +183,8 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     relocate_schemas(project / "warehouse", ("app", "analytics", "analytics_dbt_test__audit"))
     (project / "landing").mkdir(exist_ok=True)
     (project / "landing" / "partner_a.json").write_text('{"order_id": 101, "customer": "Erin", "amount": 1.5}\n')
+    (project / "exports").mkdir(exist_ok=True)
+    (project / "exports" / "customers.json").write_text('{"customer_id": 1, "name": "Ann", "segment": "retail"}\n')
     args = ["--project-dir", str(project), "--profiles-dir", str(project)]
 
     def dbt(*command: str) -> Any:
@@ -203,6 +205,7 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
         "landing_file_events__landing_files",
         "landing_loaded__landing_files",
         "order_events_current__app_order_events",
+        "customers_current__customers_mirror",
     }
     assert set(streams) == orders_streams | others
     assert all(entry["lag_versions"] == 0 and entry["stale"] is False for entry in streams.values())
@@ -220,7 +223,7 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     assert outcomes["orders_changes_lag_within_no_time"] == ("fail", 1), outcomes
     passing = [name for name in outcomes if "stream_not_stale" in name or "mirrors_source" in name]
     assert [outcome for name, outcome in outcomes.items() if "valid_history" in name] == [("pass", 0)], outcomes
-    assert len(passing) == 5 and all(outcomes[name][0] == "pass" for name in passing), outcomes
+    assert len(passing) == 6 and all(outcomes[name][0] == "pass" for name in passing), outcomes
 
     DeltaTable(str(project / "warehouse" / "analytics.db" / "orders_current")).update(
         updates={"amount": "amount + 1"}, predicate="order_id = 1"
