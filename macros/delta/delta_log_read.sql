@@ -8,12 +8,12 @@
 
 
 {#-- What a log read needs of the source (stream_source_state_of's `files`), the model's
-     unique_key (`key_columns`, to pair a key's delete and insert into an update) and which of the
-     window's versions to read from the log (`versions`: none for every one). --#}
-{% macro stream_files(files, unique_key) %}
-  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key | list -%}
+     unique_key as stream_settings_of lists it (`key_columns`, to pair a key's delete and insert
+     into an update) and which of the window's versions to read from the log (`versions`: none for
+     every one). --#}
+{% macro stream_files(files, key_columns) %}
   {{ return({'location': files.location, 'partition_columns': files.partition_columns, 'column_mapping': files.column_mapping,
-             'feed_on': files.feed_on, 'key_columns': keys, 'versions': none}) }}
+             'feed_on': files.feed_on, 'key_columns': key_columns, 'versions': none}) }}
 {% endmacro %}
 
 

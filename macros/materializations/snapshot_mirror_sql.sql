@@ -17,8 +17,8 @@
      under soft, a key marked deleted that came back) and a key the snapshot no longer returns
      (under soft, one not yet marked). Delta's MERGE rewrites every file holding a row that a
      source row matches, whether or not a clause then changes it, so a MERGE of the whole snapshot
-     would copy the whole mirror on every run, unchanged nights included (docs/snapshot-mirror.md,
-     "What it costs"). Matched by the diff only, it rewrites the files of changed keys, and a night
+     would copy the whole mirror on every run, unchanged nights included (docs/architecture.md,
+     "Snapshot sources: snapshot_mirror"). Matched by the diff only, it rewrites the files of changed keys, and a night
      without changes writes nothing. A vanished key is deleted (hard) or marked `_deleted` with the
      time (soft). --#}
 {% macro snapshot_mirror_merge_sql(target, sql, columns, settings) %}
