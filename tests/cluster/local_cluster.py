@@ -22,11 +22,14 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbt.adapters.tablestream._session import DELTA_SETTINGS, LOOPBACK, SMALL_MACHINE_SETTINGS
+from dbt.adapters.tablestream._session import DELTA_SETTINGS, IVY_HOME, LOOPBACK, SMALL_MACHINE_SETTINGS
+
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
 
 # The local profile's small-machine sizing, less what only a local-mode driver takes, plus what a
 # standalone cluster adds: executors sized for 2 cores.
@@ -55,6 +58,26 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).parent
+
+
+def hive_llap_common_jar() -> str:
+    """hive-llap-common for the Thrift server's own class path, fetched once from Maven Central into
+    Ivy's jar folder. Spark 4 no longer ships it (SPARK-51029), yet Hive's FunctionRegistry needs it
+    to initialize, which a session's close can trigger: without it that close fails with
+    NoClassDefFoundError LlapSigner$Signable, and the dbt run that closed the session ends in an
+    error. The version is the Hive that pyspark bundles."""
+    (hive_exec,) = (spark_home() / "jars").glob("hive-exec-*-core.jar")
+    version = hive_exec.name.removeprefix("hive-exec-").removesuffix("-core.jar")
+    jar = Path(IVY_HOME).expanduser() / "jars" / f"org.apache.hive_hive-llap-common-{version}.jar"
+    if not jar.is_file():
+        url = f"{MAVEN_CENTRAL}/org/apache/hive/hive-llap-common/{version}/hive-llap-common-{version}.jar"
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        # Written aside and renamed: two test workers may fetch it at once.
+        partial = jar.with_name(f"{jar.name}.{os.getpid()}.part")
+        with urllib.request.urlopen(url, timeout=60) as response:
+            partial.write_bytes(response.read())
+        partial.replace(jar)
+    return jar.as_posix()
 
 
 def session_jars(spark: Any) -> list[str]:
@@ -166,11 +189,14 @@ class LocalCluster:
                 # Delta's own jars on the driver's class path, not only in --jars: the Thrift server
                 # resolves the `delta` data source per connection (a session of its own), and only
                 # its first session saw jars added at run time. Only io.delta's: a dependency's older
-                # Jackson ahead of Spark's would break Spark itself.
+                # Jackson ahead of Spark's would break Spark itself. And hive-llap-common, which
+                # Hive's own function registry needs (hive_llap_common_jar).
                 "--jars",
                 ",".join(jars),
                 "--driver-class-path",
-                os.pathsep.join(jar for jar in jars if Path(jar).name.startswith("io.delta_")),
+                os.pathsep.join(
+                    [*(jar for jar in jars if Path(jar).name.startswith("io.delta_")), hive_llap_common_jar()]
+                ),
                 "--driver-java-options",
                 f"-Dderby.system.home={self.workdir.as_posix()}",
             ]

@@ -57,3 +57,23 @@ def test_four_threads_four_streams_three_rounds(tmp_path: Path, thrift_cluster: 
             )
         )
         assert positions == {f"{model}__app_{model.split('_')[1]}": latest[model.split("_")[1]] for model in models}
+
+
+def test_the_thrift_server_loads_the_hive_classes_its_session_close_needs(thrift_cluster: LocalCluster) -> None:
+    """A session's close can initialize Hive's function registry, which loads GenericUDTFGetSplits and
+    with it hive-llap-common's LlapSigner, a jar Spark 4 no longer ships: without it on the server's
+    class path that close failed and so did the dbt run (tests/cluster/local_cluster.py,
+    hive_llap_common_jar). Describing the function loads the same class on the server's driver."""
+    from pyhive import hive
+
+    connection = hive.connect(host=thrift_cluster.profile()["host"], port=thrift_cluster.thrift_port, username="dbt")
+    try:
+        cursor = connection.cursor()
+        cursor.execute(
+            "create temporary function get_splits as 'org.apache.hadoop.hive.ql.udf.generic.GenericUDTFGetSplits'"
+        )
+        cursor.execute("describe function get_splits")
+        described = [str(row[0]) for row in cursor.fetchall()]
+    finally:
+        connection.close()
+    assert "Class: org.apache.hadoop.hive.ql.udf.generic.GenericUDTFGetSplits" in described
