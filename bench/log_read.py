@@ -16,6 +16,7 @@ the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_r
 
     python bench/log_read.py                 # 10M rows, 0.1% changed, 3 rounds
     python bench/log_read.py --rows 1000000 --rounds 2
+    python bench/log_read.py --deletion-vectors   # the source with deletion vectors on
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from run import FILE_ROWS, RESULTS, Bench, Measurement, run_model, variant_media
 MODELS = {"feed": "table_stream", "log": "table_stream_delta_log"}
 
 
-def create_source(bench: Bench, rows: int) -> None:
+def create_source(bench: Bench, rows: int, deletion_vectors: bool = False) -> None:
     for schema in ("app", "analytics"):
         bench.sql(f"drop schema if exists {schema} cascade")
         bench.sql(f"create schema {schema}")
+    vectors = ", 'delta.enableDeletionVectors' = 'true'" if deletion_vectors else ""
     bench.sql(
         "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
-        "tblproperties ('delta.enableChangeDataFeed' = 'true')"
+        f"tblproperties ('delta.enableChangeDataFeed' = 'true'{vectors})"
     )
     bench.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
     try:
@@ -77,8 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--fraction", type=float, default=0.001)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "log_read.json")
+    parser.add_argument(
+        "--deletion-vectors",
+        action="store_true",
+        help="the source with deletion vectors on: an UPDATE or DELETE marks rows in its files instead of rewriting them",
+    )
+    parser.add_argument("--out", type=Path, help="default bench/results/log_read.json (log_read_dv.json with vectors)")
     args = parser.parse_args(argv)
+    out = args.out or RESULTS / ("log_read_dv.json" if args.deletion_vectors else "log_read.json")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()
@@ -87,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     rows_read: dict[str, list[int]] = {"feed_read": [], "log_read": [], "full_diff": []}
     try:
         bench = Bench(work)
-        create_source(bench, args.rows)
+        create_source(bench, args.rows, args.deletion_vectors)
         bench.dbt(["run", "--full-refresh", "-s", *MODELS.values()])
         files = bench.sql("describe detail app.src")[0]["numFiles"]
         print(f"{args.rows:,} rows in {files} files: source and targets built in {time.perf_counter() - started:.0f} s")
@@ -120,8 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"\nmedian seconds ({args.rounds} rounds): " + ", ".join(f"{v} {s:.2f}" for v, s in medians.items()))
     print("rows each read returned, per round: " + ", ".join(f"{k} {v}" for k, v in rows_read.items()))
-    arguments = {"rows": args.rows, "fraction": args.fraction, "rounds": args.rounds, "file_rows": FILE_ROWS}
-    write_results(args.out, arguments, started, measurements, line, rows_read=rows_read)
+    arguments = {
+        "rows": args.rows,
+        "fraction": args.fraction,
+        "rounds": args.rounds,
+        "file_rows": FILE_ROWS,
+        "deletion_vectors": args.deletion_vectors,
+    }
+    write_results(out, arguments, started, measurements, line, rows_read=rows_read)
     print(line)
     return 0
 

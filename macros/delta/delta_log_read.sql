@@ -31,7 +31,7 @@
   {%- set names = [] -%}
   {%- for version in versions -%}{%- do names.append('%020d' | format(version | int)) -%}{%- endfor -%}
   {%- set files = location.rstrip('/') ~ '/_delta_log/' ~ ('{' ~ names | join(',') ~ '}' if names | length > 1 else names[0]) ~ '.json' -%}
-  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string, deletionVector: struct<storageType: string>>' -%}
+  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string, deletionVector: struct<storageType: string, cardinality: bigint>>' -%}
   {%- set action = 'struct<commitInfo: struct<operation: string, inCommitTimestamp: bigint>, add: ' ~ file_action
                    ~ ', remove: ' ~ file_action ~ ', metaData: struct<id: string>>' -%}
   {%- set sql -%}
@@ -45,7 +45,8 @@ select
   coalesce(action.add.path, action.remove.path) as path,
   to_json(coalesce(action.add.partitionValues, action.remove.partitionValues)) as partition_values,
   coalesce(action.add.stats, action.remove.stats) as stats,
-  coalesce(action.add.deletionVector, action.remove.deletionVector) is not null as deletion_vector
+  coalesce(action.add.deletionVector, action.remove.deletionVector) is not null as deletion_vector,
+  coalesce(action.add.deletionVector.cardinality, action.remove.deletionVector.cardinality, 0) as deleted_rows
 from (
   select _metadata, from_json(value, '{{ action }}') as action
   from text.`{{ files }}`
@@ -63,7 +64,8 @@ where action.commitInfo is not null or action.metaData is not null
 
 
 {#-- The data commits among `versions`, oldest first: {version, operation, millis, adds, removes},
-     each file {name, partition (its partition values), stats (Delta's per-file statistics)}.
+     each file {name, path, partition (its partition values), stats (Delta's per-file statistics),
+     deletion_vector (whether it has one), deleted_rows (its deletion vector's cardinality)}.
      Refuses a commit that changed the table's metadata and rewrote its files at once (a REPLACE
      TABLE, an overwrite or MERGE that changed the schema): its two sides are read with different
      schemas. Only a window's first commit may change the metadata, if it removed no file (a
@@ -85,6 +87,7 @@ where action.commitInfo is not null or action.metaData is not null
       {%- do commit.update({'metadata': true}) -%}
     {%- else -%}
       {%- do commit[row['kind'] ~ 's'].append({'name': row['path'].split('/')[-1], 'path': row['path'], 'deletion_vector': row['deletion_vector'],
+          'deleted_rows': row['deleted_rows'] | int,
           'partition': fromjson(row['partition_values']) if row['partition_values'] else {},
           'stats': fromjson(row['stats']) if row['stats'] else {}}) -%}
     {%- endif -%}
@@ -118,14 +121,18 @@ where action.commitInfo is not null or action.metaData is not null
      _commit_version and _commit_timestamp. None when there is nothing to read. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
      plain path; at most 50 a window): a time-travel read of a version costs its snapshot and,
-     restricted by file name, scans every file of it (measured in bench/README.md). --#}
+     restricted by file name, scans every file of it (measured in bench/README.md). A file a
+     commit both removed and added is one whose deletion vector it changed
+     (delta_log_vector_changes_sql). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
   {%- set parts = [] -%}
   {%- set direct = namespace(left=50) -%}
   {%- for commit in commits -%}
-    {%- for side, version, files in [('delete', commit.version - 1, commit.removes), ('insert', commit.version, commit.adds)] if files -%}
-      {%- set change = dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
-          ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp' -%}
+    {%- set readded = commit.adds | map(attribute='path') | list -%}
+    {%- set revectored = commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list -%}
+    {%- for side, version, files in [('delete', commit.version - 1, commit.removes | rejectattr('path', 'in', revectored) | list),
+                                     ('insert', commit.version, commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
+      {%- set change = dbt_tablestream.delta_log_change_columns_sql(side, commit) -%}
       {%- set travelled = [] -%}
       {%- for file in files -%}
         {%- if direct.left > 0 and not file.deletion_vector and stream.files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path -%}
@@ -141,8 +148,72 @@ where action.commitInfo is not null or action.metaData is not null
             ~ '\n    where ' ~ dbt_tablestream.delta_log_files_filter_sql(travelled, columns, stream.files)) -%}
       {%- endif -%}
     {%- endfor -%}
+    {%- if revectored -%}
+      {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, revectored, columns)) -%}
+    {%- endif -%}
   {%- endfor -%}
   {{ return(parts | join('\n  union all\n  ') if parts else none) }}
+{% endmacro %}
+
+
+{#-- A commit's _change_type, _commit_version and _commit_timestamp columns for one side. --#}
+{% macro delta_log_change_columns_sql(side, commit) %}
+  {{ return(dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
+      ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp') }}
+{% endmacro %}
+
+
+{#-- The changes of the files whose deletion vector a commit changed (removed and added again under
+     one path): its deletes are the rows the file held before the commit at row positions it no
+     longer holds after it, matched by `_metadata.row_index` within the file, so nothing the file
+     still holds is read twice or cancelled as a carry-over. A DELETE, UPDATE or MERGE only
+     extends a file's deletion vector; any other commit, or a vector that shrank, may also bring
+     rows back: those are its inserts, found the same way the other way round. --#}
+{% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns) %}
+  {%- set vectors = namespace(only_extended=commit.operation in ['DELETE', 'UPDATE', 'MERGE']) -%}
+  {%- for file in commit.adds | selectattr('path', 'in', paths) -%}
+    {%- set before = commit.removes | selectattr('path', 'equalto', file.path) | first -%}
+    {%- if file.deleted_rows < before.deleted_rows -%}{%- set vectors.only_extended = false -%}{%- endif -%}
+  {%- endfor -%}
+  {%- set quoted = [] -%}
+  {%- for column in columns -%}{%- do quoted.append(adapter.quote(column.name)) -%}{%- endfor -%}
+  {%- set parts = [] -%}
+  {%- for side, held, lost in [('delete', commit.version - 1, commit.version), ('insert', commit.version, commit.version - 1)]
+        if side == 'delete' or not vectors.only_extended -%}
+    {%- do parts.append('select ' ~ quoted | join(', ') ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
+        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, true) ~ '\n  ) as __tablestream_held left anti join (\n    '
+        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, lost, columns, false) ~ '\n  ) as __tablestream_still_held '
+        ~ 'using (__tablestream_file, __tablestream_row_index)') -%}
+  {%- endfor -%}
+  {{ return(parts) }}
+{% endmacro %}
+
+
+{#-- The rows of the files at `paths` as of `version` (the commit's or the one before it), with
+     `__tablestream_file` and `__tablestream_row_index`, their position in the file; without
+     `with_rows`, the positions alone. A file without a deletion vector at that version is read
+     by its path, as elsewhere; the others travel in time, where Delta applies the vector, narrowed
+     by the added files' statistics (the removed file's record of a vector-changed file keeps only
+     its row count). --#}
+{% macro delta_log_positions_sql(relation, stream, commit, paths, version, columns, with_rows) %}
+  {%- set entries = (commit.removes if version < commit.version else commit.adds) | selectattr('path', 'in', paths) | list -%}
+  {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
+  {%- set selects, travelled = [], [] -%}
+  {%- for file in entries -%}
+    {%- if not file.deletion_vector and stream.files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path -%}
+      {%- set selected = dbt_tablestream.delta_log_file_columns_sql(stream.files, file, columns) ~ ', ' if with_rows else '' -%}
+      {%- do selects.append('select ' ~ selected ~ dbt_tablestream.sql_string(file.name) ~ ' as __tablestream_file, ' ~ position
+          ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(stream.files, file)) -%}
+    {%- else -%}
+      {%- do travelled.append(file.path) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if travelled -%}
+    {%- set narrowed = commit.adds | selectattr('path', 'in', travelled) | list -%}
+    {%- do selects.append('select ' ~ ('*, ' if with_rows else '') ~ '_metadata.file_name as __tablestream_file, ' ~ position
+        ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ ' where ' ~ dbt_tablestream.delta_log_files_filter_sql(narrowed, columns, stream.files)) -%}
+  {%- endif -%}
+  {{ return(selects | join('\n    union all\n    ')) }}
 {% endmacro %}
 
 

@@ -131,11 +131,24 @@ def test_random_histories_read_from_the_delta_log_soak(tmp_path_factory: Any, se
     check_random_history(tmp_path_factory, seed, runs=10)
 
 
-def check_random_history(tmp_path_factory: Any, seed: int, runs: int) -> None:
-    """`runs` runs over one random history of 1-6 commits between runs, on the twins."""
-    bench = StreamBench(tmp_path_factory.mktemp("log"), TWINS, sources=("fed", "plain"))
-    twins = Twins(bench)
+@pytest.mark.extended
+@property_settings(1)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_random_histories_with_deletion_vectors_read_from_the_delta_log_equal_the_change_feed(
+    tmp_path_factory: Any, seed: int
+) -> None:
+    check_random_history(tmp_path_factory, seed, runs=4, deletion_vectors=True)
+
+
+def check_random_history(tmp_path_factory: Any, seed: int, runs: int, deletion_vectors: bool | None = None) -> None:
+    """`runs` runs over one random history of 1-6 commits between runs, on the twins, with deletion
+    vectors on both or neither (`None`: the seed decides). With them, an UPDATE, DELETE or MERGE
+    changes a file's deletion vector instead of rewriting it."""
     rng = random.Random(seed)
+    if deletion_vectors is None:
+        deletion_vectors = rng.random() < 0.5
+    bench = StreamBench(tmp_path_factory.mktemp("log"), TWINS, sources=("fed", "plain"))
+    twins = Twins(bench, {"delta.enableDeletionVectors": "true"} if deletion_vectors else None)
     keys: list[int] = []
     next_key = [1]
     history: list[str] = []
@@ -144,7 +157,7 @@ def check_random_history(tmp_path_factory: Any, seed: int, runs: int) -> None:
             history.append(random_step(rng, keys, next_key))
             twins.sql(history[-1])
         bench.run()
-        context = f"seed {seed}, run {run}, history:\n" + "\n".join(history)
+        context = f"seed {seed}, deletion vectors {deletion_vectors}, run {run}, history:\n" + "\n".join(history)
         assert bench.target_rows("mirror_log") == bench.target_rows("mirror_feed") == twins.rows(), context
         # Versions may differ where an OPTIMIZE found files to compact in one twin only.
         logged = {
@@ -196,7 +209,8 @@ def test_a_window_with_the_feed_off_for_some_commits_is_refused_by_default_and_r
 def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Path) -> None:
     """On a table with deletion vectors and column mapping (no feed; its files name the columns by
     physical names), an UPDATE and a DELETE that change a file's deletion vector are read as the
-    changes they are."""
+    changes they are (by row position, tests/spark_sql/test_delta_log_vectors.py); a RESTORE, which
+    also commits metadata, is refused."""
     bench = StreamBench(
         tmp_path,
         {"mirror_log": mirror("plain", "delta_log"), "changes_log": changes("plain", "delta_log")},
@@ -207,6 +221,7 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
     spark = shared_spark()
     spark.sql(f"insert into {plain} select id, concat('n', id), 1 from range(1, 101) as r(id)")
     bench.run()
+    inserted = int(spark.sql(f"describe history {plain} limit 1").collect()[0]["version"])
     spark.sql(f"update {plain} set age = 2 where id = 7")
     spark.sql(f"delete from {plain} where id in (8, 9)")
     appended = bench.run_appended("changes_log")
@@ -216,6 +231,10 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
     assert Counter(row[:4] for row in appended.elements()) == Counter(
         [(7, "n7", 1, "UPDATE_BEFORE"), (7, "n7", 2, "UPDATE_AFTER"), (8, "n8", 1, "DELETE"), (9, "n9", 1, "DELETE")]
     ), appended
+    # A RESTORE puts the file's older vector back and commits the old metadata with it: refused.
+    spark.sql(f"restore table {plain} to version as of {inserted}")
+    restored = inserted + 3
+    bench.refused("mirror_log", f"version {restored} of app.plain (RESTORE)", "Nothing was written")
 
 
 @pytest.mark.extended
