@@ -9,6 +9,7 @@ of a commit read from the files the Delta log says it added and removed (docs/de
   `on_feed_off: delta_log`: each commit the way it can be read.
 - A vacuumed window is stale; a deletion-vector commit and a column-mapped table are read
   correctly; a commit that replaced the table's metadata and files at once is refused.
+- The seed draws deletion vectors on both twins or neither; an extended example always has them.
 
 The property test runs one example in the default suite (about 140 s here); the others run in the
 extended tier. A longer soak:
