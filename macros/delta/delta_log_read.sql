@@ -135,7 +135,7 @@ where action.commitInfo is not null or action.metaData is not null
       {%- set change = dbt_tablestream.delta_log_change_columns_sql(side, commit) -%}
       {%- set travelled = [] -%}
       {%- for file in files -%}
-        {%- if direct.left > 0 and not file.deletion_vector and stream.files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path -%}
+        {%- if direct.left > 0 and dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) -%}
           {%- set direct.left = direct.left - 1 -%}
           {%- do parts.append('select ' ~ dbt_tablestream.delta_log_file_columns_sql(stream.files, file, columns) ~ ', ' ~ change ~ ' from '
               ~ dbt_tablestream.delta_log_file_relation(stream.files, file)) -%}
@@ -200,7 +200,7 @@ where action.commitInfo is not null or action.metaData is not null
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set selects, travelled = [], [] -%}
   {%- for file in entries -%}
-    {%- if not file.deletion_vector and stream.files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path -%}
+    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) -%}
       {%- set selected = dbt_tablestream.delta_log_file_columns_sql(stream.files, file, columns) ~ ', ' if with_rows else '' -%}
       {%- do selects.append('select ' ~ selected ~ dbt_tablestream.sql_string(file.name) ~ ' as __tablestream_file, ' ~ position
           ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(stream.files, file)) -%}
@@ -214,6 +214,13 @@ where action.commitInfo is not null or action.metaData is not null
         ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ ' where ' ~ dbt_tablestream.delta_log_files_filter_sql(narrowed, columns, stream.files)) -%}
   {%- endif -%}
   {{ return(selects | join('\n    union all\n    ')) }}
+{% endmacro %}
+
+
+{#-- Whether a file read by its path gives what Delta's read gives: no deletion vector, no column
+     mapping, a plain path (no escape, no scheme). --#}
+{% macro delta_log_file_readable_by_path(source_files, file) %}
+  {{ return(not file.deletion_vector and source_files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path) }}
 {% endmacro %}
 
 

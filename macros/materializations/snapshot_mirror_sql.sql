@@ -18,9 +18,9 @@
      (under soft, one not yet marked). Delta's MERGE rewrites every file holding a row that a
      source row matches, whether or not a clause then changes it, so a MERGE of the whole snapshot
      would copy the whole mirror on every run, unchanged nights included (docs/architecture.md,
-     "Snapshot sources: snapshot_mirror"). Matched by the diff only, it rewrites the files of changed keys, and a night
-     without changes writes nothing. A vanished key is deleted (hard) or marked `_deleted` with the
-     time (soft). --#}
+     "Snapshot sources: snapshot_mirror"). Matched by the diff only, it rewrites the files of
+     changed keys, and a night without changes writes nothing. A vanished key is deleted (hard)
+     or marked `_deleted` with the time (soft). --#}
 {% macro snapshot_mirror_merge_sql(target, sql, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {%- set keys = settings.key_columns | map('lower') | list -%}
