@@ -3,7 +3,7 @@
 time-travel full diff a user would write without either (docs/delta-log-read.md).
 
 `app.src` holds `--rows` keyed rows with the change feed on, written in key order in files of
-250,000 rows (a table laid out by key, as appends of increasing ids leave it). Each round commits
+`--file-rows` rows (250,000) (a table laid out by key, as appends of increasing ids leave it). Each round commits
 a clustered mixed change of `--fraction` of the keys in three commits (updates, deletes, new ids),
 then measures, in a rotated order:
 - `feed_read` / `log_read`: the compiled model's select (the window's change rows) of
@@ -17,6 +17,7 @@ the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_r
     python bench/log_read.py                 # 10M rows, 0.1% changed, 3 rounds
     python bench/log_read.py --rows 1000000 --rounds 2
     python bench/log_read.py --deletion-vectors   # the source with deletion vectors on
+    python bench/log_read.py --file-rows 50000 --out /tmp/log_read_50k.json   # smaller source files
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from run import FILE_ROWS, RESULTS, Bench, Measurement, run_model, variant_media
 MODELS = {"feed": "table_stream", "log": "table_stream_delta_log"}
 
 
-def create_source(bench: Bench, rows: int, deletion_vectors: bool = False) -> None:
+def create_source(bench: Bench, rows: int, file_rows: int, deletion_vectors: bool = False) -> None:
     for schema in ("app", "analytics"):
         bench.sql(f"drop schema if exists {schema} cascade")
         bench.sql(f"create schema {schema}")
@@ -46,7 +47,7 @@ def create_source(bench: Bench, rows: int, deletion_vectors: bool = False) -> No
         "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
         f"tblproperties ('delta.enableChangeDataFeed' = 'true'{vectors})"
     )
-    bench.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
+    bench.sql(f"set spark.sql.files.maxRecordsPerFile = {file_rows}")
     try:
         bench.sql(
             f"insert into app.src select id, concat('c', cast(id % 100 as string)), cast(id % 1000 as double) / 10, "
@@ -84,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the source with deletion vectors on: an UPDATE or DELETE marks rows in its files instead of rewriting them",
     )
+    parser.add_argument(
+        "--file-rows",
+        type=int,
+        default=FILE_ROWS,
+        help="rows per file of the source (the package's max_rows_per_file default): the files a change rewrites",
+    )
     parser.add_argument("--out", type=Path, help="default bench/results/log_read.json (log_read_dv.json with vectors)")
     args = parser.parse_args(argv)
     out = args.out or RESULTS / ("log_read_dv.json" if args.deletion_vectors else "log_read.json")
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     rows_read: dict[str, list[int]] = {"feed_read": [], "log_read": [], "full_diff": []}
     try:
         bench = Bench(work)
-        create_source(bench, args.rows, args.deletion_vectors)
+        create_source(bench, args.rows, args.file_rows, args.deletion_vectors)
         bench.dbt(["run", "--full-refresh", "-s", *MODELS.values()])
         files = bench.sql("describe detail app.src")[0]["numFiles"]
         print(f"{args.rows:,} rows in {files} files: source and targets built in {time.perf_counter() - started:.0f} s")
@@ -132,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": args.rows,
         "fraction": args.fraction,
         "rounds": args.rounds,
-        "file_rows": FILE_ROWS,
+        "file_rows": args.file_rows,
         "deletion_vectors": args.deletion_vectors,
     }
     write_results(out, arguments, started, measurements, line, rows_read=rows_read)
