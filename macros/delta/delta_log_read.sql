@@ -23,10 +23,11 @@
 
 
 {#-- The commit files of `versions` (`<location>/_delta_log/<version>.json`, one action per line),
-     read as text and parsed with the fields the read needs: every data-changing add and remove
-     with its partition values and statistics, whether the commit changed the table's metadata,
-     its operation and its time (the in-commit timestamp, or the commit file's time, as Delta's
-     change feed takes it). --#}
+     read as text and parsed with the fields the read needs: every add and remove with its
+     partition values, statistics and whether it changed data (an OPTIMIZE's do not, yet they say
+     a file's path was acted on), whether the commit changed the table's metadata, its operation
+     and its time (the in-commit timestamp, or the commit file's time, as Delta's change feed
+     takes it). --#}
 {% macro spark__delta_log_actions_sql(location, versions) %}
   {%- set names = [] -%}
   {%- for version in versions -%}{%- do names.append('%020d' | format(version | int)) -%}{%- endfor -%}
@@ -46,13 +47,13 @@ select
   to_json(coalesce(action.add.partitionValues, action.remove.partitionValues)) as partition_values,
   coalesce(action.add.stats, action.remove.stats) as stats,
   coalesce(action.add.deletionVector, action.remove.deletionVector) is not null as deletion_vector,
-  coalesce(action.add.deletionVector.cardinality, action.remove.deletionVector.cardinality, 0) as deleted_rows
+  coalesce(action.add.deletionVector.cardinality, action.remove.deletionVector.cardinality, 0) as deleted_rows,
+  coalesce(action.add.dataChange, action.remove.dataChange, false) as data_change
 from (
   select _metadata, from_json(value, '{{ action }}') as action
   from text.`{{ files }}`
 ) as __tablestream_log
-where action.commitInfo is not null or action.metaData is not null
-  or coalesce(action.add.dataChange, false) or coalesce(action.remove.dataChange, false)
+where action.commitInfo is not null or action.metaData is not null or action.add is not null or action.remove is not null
   {%- endset -%}
   {{ return(sql) }}
 {% endmacro %}
@@ -63,9 +64,15 @@ where action.commitInfo is not null or action.metaData is not null
 {% endmacro %}
 
 
-{#-- The data commits among `versions`, oldest first: {version, operation, millis, adds, removes},
-     each file {name, path, partition (its partition values), stats (Delta's per-file statistics),
-     deletion_vector (whether it has one), deleted_rows (its deletion vector's cardinality)}.
+{#-- The data commits among `versions` (consecutive), oldest first: {version, operation, millis,
+     adds, removes}, each file {name, path, partition (its partition values), stats (Delta's
+     per-file statistics), deletion_vector (whether it has one), deleted_rows (its deletion
+     vector's cardinality), read_version}. `read_version` is the version a time-travel read of the
+     file uses: a removed file's rows as of the version before its commit, an added file's as of
+     its commit, moved to the version before the first of `versions` or to the last of them where
+     no commit in between acts on its path or changes the metadata. The file is the same there, and
+     a window's reads then share two versions, the last one Delta's cached latest
+     (docs/architecture.md, "Three ways to read changes").
      Refuses a commit that changed the table's metadata and rewrote its files at once (a REPLACE
      TABLE, an overwrite or MERGE that changed the schema): its two sides are read with different
      schemas. Only a window's first commit may change the metadata, if it removed no file (a
@@ -74,6 +81,9 @@ where action.commitInfo is not null or action.metaData is not null
   {%- if not versions -%}{{ return([]) }}{%- endif -%}
   {%- set rows = run_query(dbt_tablestream.delta_log_actions_sql(stream.files.location, versions)).rows -%}
   {%- set commits = {} -%}
+  {#-- Per path, the versions whose adds or removes name it, data-changing or not. --#}
+  {%- set acted = {} -%}
+  {%- set metadata_versions = [] -%}
   {%- for row in rows -%}
     {%- set version = row['version'] | int -%}
     {%- if version not in commits -%}
@@ -85,13 +95,18 @@ where action.commitInfo is not null or action.metaData is not null
       {%- if row['in_commit_millis'] is not none -%}{%- do commit.update({'millis': row['in_commit_millis'] | int}) -%}{%- endif -%}
     {%- elif row['kind'] == 'metadata' -%}
       {%- do commit.update({'metadata': true}) -%}
+      {%- do metadata_versions.append(version) -%}
     {%- else -%}
+      {%- do acted.setdefault(row['path'], []).append(version) -%}
+    {%- endif -%}
+    {%- if row['kind'] in ['add', 'remove'] and row['data_change'] -%}
       {%- do commit[row['kind'] ~ 's'].append({'name': row['path'].split('/')[-1], 'path': row['path'], 'deletion_vector': row['deletion_vector'],
           'deleted_rows': row['deleted_rows'] | int,
           'partition': fromjson(row['partition_values']) if row['partition_values'] else {},
           'stats': fromjson(row['stats']) if row['stats'] else {}}) -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- set first, last = versions | min, versions | max -%}
   {%- set ordered = [] -%}
   {%- set previous = namespace(millis=none) -%}
   {%- for version in commits.keys() | sort -%}
@@ -105,6 +120,14 @@ where action.commitInfo is not null or action.metaData is not null
           ~ "split into row changes. Nothing was written. Enable the change data feed on the source to stream such commits, or "
           ~ dbt_tablestream.stream_reset_remedy()[0] | lower ~ dbt_tablestream.stream_reset_remedy()[1:]) }}
     {%- endif -%}
+    {%- for file in commit.removes -%}
+      {%- set between = (acted[file.path] + metadata_versions) | select('ge', first) | select('lt', version) | list -%}
+      {%- do file.update({'read_version': version - 1 if between else first - 1}) -%}
+    {%- endfor -%}
+    {%- for file in commit.adds -%}
+      {%- set between = (acted[file.path] + metadata_versions) | select('gt', version) | select('le', last) | list -%}
+      {%- do file.update({'read_version': version if between else last}) -%}
+    {%- endfor -%}
     {%- if commit.adds or commit.removes -%}{%- do ordered.append(commit) -%}{%- endif -%}
   {%- endfor -%}
   {{ return(ordered) }}
@@ -130,8 +153,8 @@ where action.commitInfo is not null or action.metaData is not null
   {%- for commit in commits -%}
     {%- set readded = commit.adds | map(attribute='path') | list -%}
     {%- set revectored = commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list -%}
-    {%- for side, version, files in [('delete', commit.version - 1, commit.removes | rejectattr('path', 'in', revectored) | list),
-                                     ('insert', commit.version, commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
+    {%- for side, files in [('delete', commit.removes | rejectattr('path', 'in', revectored) | list),
+                            ('insert', commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
       {%- set change = dbt_tablestream.delta_log_change_columns_sql(side, commit) -%}
       {%- set travelled = [] -%}
       {%- for file in files -%}
@@ -143,10 +166,10 @@ where action.commitInfo is not null or action.metaData is not null
           {%- do travelled.append(file) -%}
         {%- endif -%}
       {%- endfor -%}
-      {%- if travelled -%}
-        {%- do parts.append('select *, ' ~ change ~ ' from ' ~ relation ~ ' version as of ' ~ version
-            ~ '\n    where ' ~ dbt_tablestream.delta_log_files_filter_sql(travelled, columns, stream.files)) -%}
-      {%- endif -%}
+      {%- for version in travelled | map(attribute='read_version') | unique | sort -%}
+        {%- do parts.append('select *, ' ~ change ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ '\n    where '
+            ~ dbt_tablestream.delta_log_files_filter_sql(travelled | selectattr('read_version', 'equalto', version) | list, columns, stream.files)) -%}
+      {%- endfor -%}
     {%- endfor -%}
     {%- if revectored -%}
       {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, revectored, columns)) -%}
@@ -178,7 +201,7 @@ where action.commitInfo is not null or action.metaData is not null
   {%- set quoted = [] -%}
   {%- for column in columns -%}{%- do quoted.append(adapter.quote(column.name)) -%}{%- endfor -%}
   {%- set parts = [] -%}
-  {%- for side, held, lost in [('delete', commit.version - 1, commit.version), ('insert', commit.version, commit.version - 1)]
+  {%- for side, held, lost in [('delete', 'removes', 'adds'), ('insert', 'adds', 'removes')]
         if side == 'delete' or not vectors.only_extended -%}
     {%- do parts.append('select ' ~ quoted | join(', ') ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
         ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, true) ~ '\n  ) as __tablestream_held left anti join (\n    '
@@ -189,14 +212,14 @@ where action.commitInfo is not null or action.metaData is not null
 {% endmacro %}
 
 
-{#-- The rows of the files at `paths` as of `version` (the commit's or the one before it), with
-     `__tablestream_file` and `__tablestream_row_index`, their position in the file; without
-     `with_rows`, the positions alone. A file without a deletion vector at that version is read
-     by its path, as elsewhere; the others travel in time, where Delta applies the vector, narrowed
-     by the added files' statistics (the removed file's record of a vector-changed file keeps only
-     its row count). --#}
-{% macro delta_log_positions_sql(relation, stream, commit, paths, version, columns, with_rows) %}
-  {%- set entries = (commit.removes if version < commit.version else commit.adds) | selectattr('path', 'in', paths) | list -%}
+{#-- The rows of the files at `paths` before the commit (`actions`: 'removes') or after it
+     ('adds'), with `__tablestream_file` and `__tablestream_row_index`, their position in the
+     file; without `with_rows`, the positions alone. A file without a deletion vector on that side
+     is read by its path, as elsewhere; the others travel in time to their read_version, where
+     Delta applies the vector, narrowed by the added files' statistics (the removed file's record
+     of a vector-changed file keeps only its row count). --#}
+{% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, with_rows) %}
+  {%- set entries = commit[actions] | selectattr('path', 'in', paths) | list -%}
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set selects, travelled = [], [] -%}
   {%- for file in entries -%}
@@ -205,14 +228,14 @@ where action.commitInfo is not null or action.metaData is not null
       {%- do selects.append('select ' ~ selected ~ dbt_tablestream.sql_string(file.name) ~ ' as __tablestream_file, ' ~ position
           ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(stream.files, file)) -%}
     {%- else -%}
-      {%- do travelled.append(file.path) -%}
+      {%- do travelled.append(file) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- if travelled -%}
-    {%- set narrowed = commit.adds | selectattr('path', 'in', travelled) | list -%}
+  {%- for version in travelled | map(attribute='read_version') | unique | sort -%}
+    {%- set narrowed = commit.adds | selectattr('path', 'in', travelled | selectattr('read_version', 'equalto', version) | map(attribute='path') | list) | list -%}
     {%- do selects.append('select ' ~ ('*, ' if with_rows else '') ~ '_metadata.file_name as __tablestream_file, ' ~ position
         ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ ' where ' ~ dbt_tablestream.delta_log_files_filter_sql(narrowed, columns, stream.files)) -%}
-  {%- endif -%}
+  {%- endfor -%}
   {{ return(selects | join('\n    union all\n    ')) }}
 {% endmacro %}
 

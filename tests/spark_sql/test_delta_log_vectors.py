@@ -19,8 +19,10 @@ pytestmark = pytest.mark.spark_sql
 PATH = "part-00000-a.snappy.parquet"
 
 
-def vector_commit(operation: str, deleted_before: int, deleted_after: int) -> dict[str, Any]:
-    def file(deleted_rows: int, stats: dict[str, Any]) -> dict[str, Any]:
+def vector_commit(
+    operation: str, deleted_before: int, deleted_after: int, read_versions: tuple[int, int] = (6, 7)
+) -> dict[str, Any]:
+    def file(deleted_rows: int, stats: dict[str, Any], read_version: int) -> dict[str, Any]:
         return {
             "name": PATH,
             "path": PATH,
@@ -28,6 +30,7 @@ def vector_commit(operation: str, deleted_before: int, deleted_after: int) -> di
             "stats": stats,
             "deletion_vector": deleted_rows > 0,
             "deleted_rows": deleted_rows,
+            "read_version": read_version,
         }
 
     bounds = {"numRecords": 10, "minValues": {"order_id": 1}, "maxValues": {"order_id": 10}}
@@ -35,28 +38,37 @@ def vector_commit(operation: str, deleted_before: int, deleted_after: int) -> di
         "version": 7,
         "operation": operation,
         "millis": 1_700_000_000_000,
-        "removes": [file(deleted_before, {"numRecords": 10})],
-        "adds": [file(deleted_after, bounds)],
+        "removes": [file(deleted_before, {"numRecords": 10}, read_versions[0])],
+        "adds": [file(deleted_after, bounds, read_versions[1])],
     }
 
 
 @pytest.mark.parametrize(
-    ("operation", "deleted_before", "deleted_after", "sides"),
+    ("operation", "deleted_before", "deleted_after", "sides", "read_versions"),
     [
-        ("DELETE", 1, 2, ["delete"]),
-        ("UPDATE", 2, 3, ["delete"]),
-        ("MERGE", 1, 4, ["delete"]),
-        ("UPDATE", 3, 2, ["delete", "insert"]),
-        ("WRITE", 1, 2, ["delete", "insert"]),
-        ("RESTORE", 3, 1, ["delete", "insert"]),
+        ("DELETE", 1, 2, ["delete"], (6, 7)),
+        ("UPDATE", 2, 3, ["delete"], (6, 7)),
+        ("MERGE", 1, 4, ["delete"], (6, 7)),
+        ("UPDATE", 3, 2, ["delete", "insert"], (6, 7)),
+        ("WRITE", 1, 2, ["delete", "insert"], (6, 7)),
+        ("RESTORE", 3, 1, ["delete", "insert"], (6, 7)),
+        # No other commit of the window acts on the file: it is read as of the window's ends.
+        ("DELETE", 1, 2, ["delete"], (3, 9)),
+        ("WRITE", 1, 2, ["delete", "insert"], (3, 9)),
     ],
 )
 def test_a_vector_change_reads_deletes_by_row_position_and_inserts_where_the_vector_may_have_shrunk(
-    renderer: SparkRenderer, spark: Any, operation: str, deleted_before: int, deleted_after: int, sides: list[str]
+    renderer: SparkRenderer,
+    spark: Any,
+    operation: str,
+    deleted_before: int,
+    deleted_after: int,
+    sides: list[str],
+    read_versions: tuple[int, int],
 ) -> None:
     model = renderer.model("orders_changes")
     stream = {"files": {"location": "/lake/t", "partition_columns": [], "column_mapping": "none"}}
-    commit = vector_commit(operation, deleted_before, deleted_after)
+    commit = vector_commit(operation, deleted_before, deleted_after, read_versions)
     parts = [
         str(part)
         for part in model.call(
@@ -67,7 +79,7 @@ def test_a_vector_change_reads_deletes_by_row_position_and_inserts_where_the_vec
     parser = spark._jsparkSession.sessionState().sqlParser()
     for part, side in zip(parts, sides, strict=True):
         held_side, lost_side = part.split("left anti join")
-        held, lost = (6, 7) if side == "delete" else (7, 6)
+        held, lost = read_versions if side == "delete" else read_versions[::-1]
         # A file with a deletion vector on both sides travels in time on both, narrowed by the added
         # file's statistics: the removed file's record keeps only its row count.
         for text, version in ((held_side, held), (lost_side, lost)):
