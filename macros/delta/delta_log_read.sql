@@ -143,7 +143,9 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      column, then _change_type ('delete' for a removed file's rows, 'insert' for an added file's),
      _commit_version and _commit_timestamp. None when there is nothing to read. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
-     plain path; at most 50 a window): a time-travel read of a version costs its snapshot and,
+     plain path; at most 50 read with their rows a window, vector-changed files' included, as
+     each costs a DESCRIBE of its footer at compile time): a time-travel read of a version costs
+     its snapshot and,
      restricted by file name, scans every file of it (measured in bench/README.md). A file a
      commit both removed and added is one whose deletion vector it changed
      (delta_log_vector_changes_sql). --#}
@@ -172,7 +174,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
       {%- endfor -%}
     {%- endfor -%}
     {%- if revectored -%}
-      {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, revectored, columns)) -%}
+      {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, revectored, columns, direct)) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(parts | join('\n  union all\n  ') if parts else none) }}
@@ -191,8 +193,10 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      longer holds after it, matched by `_metadata.row_index` within the file, so nothing the file
      still holds is read twice or cancelled as a carry-over. A DELETE, UPDATE or MERGE only
      extends a file's deletion vector; any other commit, or a vector that shrank, may also bring
-     rows back: those are its inserts, found the same way the other way round. --#}
-{% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns) %}
+     rows back: those are its inserts, found the same way the other way round. `direct`: the
+     window's budget of files read by path with their rows (delta_log_changes_sql). --#}
+{% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
+  {%- set direct = direct if direct is not none else namespace(left=50) -%}
   {%- set vectors = namespace(only_extended=commit.operation in ['DELETE', 'UPDATE', 'MERGE']) -%}
   {%- for file in commit.adds | selectattr('path', 'in', paths) -%}
     {%- set before = commit.removes | selectattr('path', 'equalto', file.path) | first -%}
@@ -204,8 +208,8 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- for side, held, lost in [('delete', 'removes', 'adds'), ('insert', 'adds', 'removes')]
         if side == 'delete' or not vectors.only_extended -%}
     {%- do parts.append('select ' ~ quoted | join(', ') ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
-        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, true) ~ '\n  ) as __tablestream_held left anti join (\n    '
-        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, lost, columns, false) ~ '\n  ) as __tablestream_still_held '
+        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, direct) ~ '\n  ) as __tablestream_held left anti join (\n    '
+        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, lost, columns, none) ~ '\n  ) as __tablestream_still_held '
         ~ 'using (__tablestream_file, __tablestream_row_index)') -%}
   {%- endfor -%}
   {{ return(parts) }}
@@ -214,17 +218,20 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 
 {#-- The rows of the files at `paths` before the commit (`actions`: 'removes') or after it
      ('adds'), with `__tablestream_file` and `__tablestream_row_index`, their position in the
-     file; without `with_rows`, the positions alone. A file without a deletion vector on that side
-     is read by its path, as elsewhere; the others travel in time to their read_version, where
-     Delta applies the vector, narrowed by the added files' statistics (the removed file's record
-     of a vector-changed file keeps only its row count). --#}
+     file; with `with_rows` (the window's budget of files read by path with their rows, a
+     namespace) their columns too, else (none) the positions alone. A file without a deletion
+     vector on that side is read by its path, as elsewhere, while the budget lasts; the others
+     travel in time to their read_version, where Delta applies the vector, narrowed by the added
+     files' statistics (the removed file's record of a vector-changed file keeps only its row
+     count). --#}
 {% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, with_rows) %}
   {%- set entries = commit[actions] | selectattr('path', 'in', paths) | list -%}
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set selects, travelled = [], [] -%}
   {%- for file in entries -%}
-    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) -%}
-      {%- set selected = dbt_tablestream.delta_log_file_columns_sql(stream.files, file, columns) ~ ', ' if with_rows else '' -%}
+    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and (with_rows is none or with_rows.left > 0) -%}
+      {%- if with_rows is not none -%}{%- set with_rows.left = with_rows.left - 1 -%}{%- endif -%}
+      {%- set selected = dbt_tablestream.delta_log_file_columns_sql(stream.files, file, columns) ~ ', ' if with_rows is not none else '' -%}
       {%- do selects.append('select ' ~ selected ~ dbt_tablestream.sql_string(file.name) ~ ' as __tablestream_file, ' ~ position
           ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(stream.files, file)) -%}
     {%- else -%}
@@ -233,7 +240,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- endfor -%}
   {%- for version in travelled | map(attribute='read_version') | unique | sort -%}
     {%- set narrowed = commit.adds | selectattr('path', 'in', travelled | selectattr('read_version', 'equalto', version) | map(attribute='path') | list) | list -%}
-    {%- do selects.append('select ' ~ ('*, ' if with_rows else '') ~ '_metadata.file_name as __tablestream_file, ' ~ position
+    {%- do selects.append('select ' ~ ('*, ' if with_rows is not none else '') ~ '_metadata.file_name as __tablestream_file, ' ~ position
         ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ ' where ' ~ dbt_tablestream.delta_log_files_filter_sql(narrowed, columns, stream.files)) -%}
   {%- endfor -%}
   {{ return(selects | join('\n    union all\n    ')) }}

@@ -239,6 +239,38 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
 
 
 @pytest.mark.extended
+def test_a_delete_across_many_files_reads_at_most_50_of_them_by_path(tmp_path: Path) -> None:
+    """A DELETE that marks rows in 60 files on a table with deletion vectors: every file's side
+    before the commit has no vector, so it could be read by its path, but each such read costs a
+    DESCRIBE of its footer at compile time; past the window's 50 the rest travel in time, and the
+    deletes are the same."""
+    bench = StreamBench(tmp_path, {"changes_log": changes("plain", "delta_log")}, sources=("fed", "plain"))
+    plain = Twins(bench, {"delta.enableDeletionVectors": "true"}).tables["plain"]
+    spark = shared_spark()
+    spark.sql(
+        f"insert into {plain} select /*+ REPARTITION_BY_RANGE(60, id) */ id, concat('n', id), 1 from range(1, 601) as r(id)"
+    )
+    bench.run()
+    spark.sql(f"delete from {plain} where id % 2 = 0")
+    metrics = spark.sql(f"describe history {plain} limit 1").collect()[0]["operationMetrics"]
+    assert int(metrics["numDeletionVectorsAdded"]) > 50, metrics
+    described: set[str] = set()
+
+    def record(event: Any) -> None:
+        if event.info.name == "SQLQuery" and "describe query select * from parquet." in str(event.data.sql):
+            described.add(str(event.data.sql).split("parquet.`")[1].split("`")[0])
+
+    before = bench.target_rows("changes_log")
+    result = bench.invoke("run", "-s", "changes_log", callbacks=[record])
+    assert result.success, result.exception
+    appended = bench.target_rows("changes_log") - before
+    assert Counter(row[:4] for row in appended.elements()) == Counter(
+        (key, f"n{key}", 1, "DELETE") for key in range(2, 601, 2)
+    ), appended
+    assert 0 < len(described) <= 50, sorted(described)
+
+
+@pytest.mark.extended
 def test_a_commit_that_changed_schema_and_files_is_refused_and_a_vacuumed_window_is_stale(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, {"mirror_log": mirror("plain", "delta_log")}, sources=("fed", "plain"))
     twins = Twins(bench)
