@@ -4,7 +4,8 @@ time-travel full diff a user would write without either (docs/delta-log-read.md)
 
 `app.src` holds `--rows` keyed rows with the change feed on, written in key order in files of
 `--file-rows` rows (250,000) (a table laid out by key, as appends of increasing ids leave it). Each round commits
-a clustered mixed change of `--fraction` of the keys in three commits (updates, deletes, new ids),
+a mixed change of `--fraction` of the keys in three commits (updates, deletes, new ids), clustered
+(each a block of neighbouring keys) or scattered over every file (`--pattern`),
 then measures, in a rotated order:
 - `feed_read` / `log_read`: the compiled model's select (the window's change rows) of
   `table_stream` (the feed) and `table_stream_delta_log` (the log), counted by Spark, with no write;
@@ -18,6 +19,7 @@ the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_r
     python bench/log_read.py --rows 1000000 --rounds 2
     python bench/log_read.py --deletion-vectors   # the source with deletion vectors on
     python bench/log_read.py --file-rows 50000 --out /tmp/log_read_50k.json   # smaller source files
+    python bench/log_read.py --deletion-vectors --pattern scattered   # changes in every file
 """
 
 from __future__ import annotations
@@ -91,6 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         default=FILE_ROWS,
         help="rows per file of the source (the package's max_rows_per_file default): the files a change rewrites",
     )
+    parser.add_argument(
+        "--pattern",
+        choices=("clustered", "scattered"),
+        default="clustered",
+        help="clustered: the updates and deletes each hit one block of keys; scattered: keys spread over every file",
+    )
     parser.add_argument("--out", type=Path, help="default bench/results/log_read.json (log_read_dv.json with vectors)")
     args = parser.parse_args(argv)
     out = args.out or RESULTS / ("log_read_dv.json" if args.deletion_vectors else "log_read.json")
@@ -108,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.rows:,} rows in {files} files: source and targets built in {time.perf_counter() - started:.0f} s")
         for round in range(1, args.rounds + 1):
             before = bench.latest_version()
-            bench.change_source(args.rows, args.fraction, round)
+            bench.change_source(args.rows, args.fraction, round, args.pattern)
             after = bench.latest_version()
             reads = {f"{name}_read": compiled_select(bench, model) for name, model in MODELS.items()}
             reads["full_diff"] = full_diff_sql(before, after)
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": args.rounds,
         "file_rows": args.file_rows,
         "deletion_vectors": args.deletion_vectors,
+        "pattern": args.pattern,
     }
     write_results(out, arguments, started, measurements, line, rows_read=rows_read)
     print(line)
