@@ -145,10 +145,9 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
      plain path; at most 50 read with their rows a window, vector-changed files' included, as
      each costs a DESCRIBE of its footer at compile time): a time-travel read of a version costs
-     its snapshot and,
-     restricted by file name, scans every file of it (measured in bench/README.md). A file a
-     commit both removed and added is one whose deletion vector it changed
-     (delta_log_vector_changes_sql). --#}
+     its snapshot and, restricted by file name, scans every file of it (measured in
+     bench/README.md). A file a commit both removed and added is one whose deletion vector it
+     changed (delta_log_vector_changes_sql). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
   {%- set parts = [] -%}
   {%- set direct = namespace(left=50) -%}
@@ -168,10 +167,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
         {%- endif -%}
       {%- endfor -%}
       {%- do parts.extend(dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns, change)) -%}
-      {%- for version in travelled | map(attribute='read_version') | unique | sort -%}
-        {%- do parts.append('select *, ' ~ change ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ '\n    where '
-            ~ dbt_tablestream.delta_log_files_filter_sql(travelled | selectattr('read_version', 'equalto', version) | list, columns, stream.files)) -%}
-      {%- endfor -%}
+      {%- do parts.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns, '*, ' ~ change)) -%}
     {%- endfor -%}
     {%- if revectored -%}
       {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, revectored, columns, direct)) -%}
@@ -218,32 +214,46 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 
 {#-- The rows of the files at `paths` before the commit (`actions`: 'removes') or after it
      ('adds'), with `__tablestream_file` and `__tablestream_row_index`, their position in the
-     file; with `with_rows` (the window's budget of files read by path with their rows, a
+     file; with `direct` (the window's budget of files read by path with their rows, a
      namespace) their columns too, else (none) the positions alone. A file without a deletion
      vector on that side is read by its path, as elsewhere, while the budget lasts; the others
      travel in time to their read_version, where Delta applies the vector, narrowed by the added
      files' statistics (the removed file's record of a vector-changed file keeps only its row
      count). --#}
-{% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, with_rows) %}
+{% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, direct) %}
   {%- set entries = commit[actions] | selectattr('path', 'in', paths) | list -%}
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set by_path, travelled = [], [] -%}
   {%- for file in entries -%}
-    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and (with_rows is none or with_rows.left > 0) -%}
-      {%- if with_rows is not none -%}{%- set with_rows.left = with_rows.left - 1 -%}{%- endif -%}
+    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and (direct is none or direct.left > 0) -%}
+      {%- if direct is not none -%}{%- set direct.left = direct.left - 1 -%}{%- endif -%}
       {%- do by_path.append(file) -%}
     {%- else -%}
       {%- do travelled.append(file) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set selects = dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns if with_rows is not none else none,
-        '_metadata.file_name as __tablestream_file, ' ~ position) -%}
-  {%- for version in travelled | map(attribute='read_version') | unique | sort -%}
-    {%- set narrowed = commit.adds | selectattr('path', 'in', travelled | selectattr('read_version', 'equalto', version) | map(attribute='path') | list) | list -%}
-    {%- do selects.append('select ' ~ ('*, ' if with_rows is not none else '') ~ '_metadata.file_name as __tablestream_file, ' ~ position
-        ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ ' where ' ~ dbt_tablestream.delta_log_files_filter_sql(narrowed, columns, stream.files)) -%}
-  {%- endfor -%}
+  {%- set tail = '_metadata.file_name as __tablestream_file, ' ~ position -%}
+  {%- set selects = dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns if direct is not none else none, tail) -%}
+  {%- do selects.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns,
+        ('*, ' if direct is not none else '') ~ tail, commit.adds)) -%}
   {{ return(selects | join('\n    union all\n    ')) }}
+{% endmacro %}
+
+
+{#-- Selects of data files read through time travel: one per read_version, `select_list` from the
+     source as of it, restricted to its files (delta_log_files_filter_sql) by their names and by
+     what Delta skips files by. `statistics`: the file entries whose partition values and
+     statistics narrow the read, matched by path (a vector-changed file's remove action keeps only
+     its row count, so its add's are used); none for the files' own. --#}
+{% macro delta_log_time_travel_reads_sql(relation, source_files, files, columns, select_list, statistics=none) %}
+  {%- set selects = [] -%}
+  {%- for version in files | map(attribute='read_version') | unique | sort -%}
+    {%- set read = files | selectattr('read_version', 'equalto', version) | list -%}
+    {%- set narrowing = read if statistics is none else statistics | selectattr('path', 'in', read | map(attribute='path') | list) | list -%}
+    {%- do selects.append('select ' ~ select_list ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ '\n    where '
+        ~ dbt_tablestream.delta_log_files_filter_sql(narrowing, columns, source_files)) -%}
+  {%- endfor -%}
+  {{ return(selects) }}
 {% endmacro %}
 
 
@@ -275,15 +285,16 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- for group in groups.values() -%}
     {%- set names = group['names'] -%}
     {%- set leaf = names[0] if names | length == 1 else '{' ~ names | join(',') ~ '}' -%}
-    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from parquet.`' ~ source_files.location.rstrip('/') ~ '/' ~ group['directory'] ~ leaf ~ '`') -%}
+    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(source_files, group['directory'] ~ leaf)) -%}
   {%- endfor -%}
   {{ return(selects) }}
 {% endmacro %}
 
 
-{#-- A data file of the source read by its path, as Parquet. --#}
-{% macro delta_log_file_relation(source_files, file) %}
-  {{ return('parquet.`' ~ source_files.location.rstrip('/') ~ '/' ~ file.path ~ '`') }}
+{#-- Data files of the source read by their path, as Parquet: `path` is relative to the table's
+     location, one file's or a glob of names in one directory (`<directory>/{a,b}`). --#}
+{% macro delta_log_file_relation(source_files, path) %}
+  {{ return('parquet.`' ~ source_files.location.rstrip('/') ~ '/' ~ path ~ '`') }}
 {% endmacro %}
 
 
@@ -291,7 +302,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      read by its path). --#}
 {% macro delta_log_file_schema(source_files, file) %}
   {%- set schema = [] -%}
-  {%- for row in run_query('describe query select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file)).rows -%}
+  {%- for row in run_query('describe query select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path)).rows -%}
     {%- do schema.append([row[0] | lower, row[1] | lower]) -%}
   {%- endfor -%}
   {{ return(schema) }}
