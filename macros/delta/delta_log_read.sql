@@ -73,10 +73,12 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      no commit in between acts on its path or changes the metadata. The file is the same there, and
      a window's reads then share two versions, the last one Delta's cached latest
      (docs/architecture.md, "Three ways to read changes").
-     Refuses a commit that changed the table's metadata and rewrote its files at once (a REPLACE
-     TABLE, an overwrite or MERGE that changed the schema): its two sides are read with different
-     schemas. Only a window's first commit may change the metadata, if it removed no file (a
-     CREATE TABLE AS SELECT). --#}
+     A commit that changed the table's metadata and wrote files at once (other than a window's
+     first commit that removed none, a CREATE TABLE AS SELECT) is read only if the columns Delta
+     reads before it and after it are the same (a RESTORE that puts back the same schema), its
+     files through time travel (`travel`), as each version reads its own files under its own
+     metadata; else it is refused (a REPLACE TABLE, an overwrite or MERGE that changed the
+     schema): its two sides would be read with different columns. --#}
 {% macro spark__delta_log_commits(relation, stream, versions) %}
   {%- if not versions -%}{{ return([]) }}{%- endif -%}
   {%- set rows = run_query(dbt_tablestream.delta_log_actions_sql(stream.files.location, versions)).rows -%}
@@ -115,10 +117,13 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- if previous.millis is not none and commit.millis <= previous.millis -%}{%- do commit.update({'millis': previous.millis + 1}) -%}{%- endif -%}
     {%- set previous.millis = commit.millis -%}
     {%- if commit.metadata and (commit.removes or (commit.adds and version != stream.after + 1)) -%}
-      {{ exceptions.raise_compiler_error("Stream " ~ stream.stream ~ ": version " ~ version ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
-          ~ ") changed the table's metadata and rewrote its files in one commit, which a read of the Delta log's file actions cannot "
-          ~ "split into row changes. Nothing was written. Enable the change data feed on the source to stream such commits, or "
-          ~ dbt_tablestream.stream_reset_remedy()[0] | lower ~ dbt_tablestream.stream_reset_remedy()[1:]) }}
+      {%- if dbt_tablestream.delta_log_columns_as_of(relation, version - 1) != dbt_tablestream.delta_log_columns_as_of(relation, version) -%}
+        {{ exceptions.raise_compiler_error("Stream " ~ stream.stream ~ ": version " ~ version ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
+            ~ ") changed the table's columns and rewrote its files in one commit, which a read of the Delta log's file actions cannot "
+            ~ "split into row changes. Nothing was written. Enable the change data feed on the source to stream such commits, or "
+            ~ dbt_tablestream.stream_reset_remedy()[0] | lower ~ dbt_tablestream.stream_reset_remedy()[1:]) }}
+      {%- endif -%}
+      {%- for file in commit.removes + commit.adds -%}{%- do file.update({'travel': true}) -%}{%- endfor -%}
     {%- endif -%}
     {%- for file in commit.removes -%}
       {%- set between = (acted[file.path] + metadata_versions) | select('ge', first) | select('lt', version) | list -%}
@@ -131,6 +136,16 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- if commit.adds or commit.removes -%}{%- do ordered.append(commit) -%}{%- endif -%}
   {%- endfor -%}
   {{ return(ordered) }}
+{% endmacro %}
+
+
+{#-- The columns a read of the source as of `version` gives, [name, type] each (DESCRIBE QUERY). --#}
+{% macro delta_log_columns_as_of(relation, version) %}
+  {%- set described = [] -%}
+  {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ version).rows -%}
+    {%- do described.append([row[0] | lower, row[1] | lower]) -%}
+  {%- endfor -%}
+  {{ return(described) }}
 {% endmacro %}
 
 
@@ -258,9 +273,10 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 
 
 {#-- Whether a file read by its path gives what Delta's read gives: no deletion vector, no column
-     mapping, a plain path (no escape, no scheme). --#}
+     mapping, a plain path (no escape, no scheme), and a commit that left the metadata as it was
+     (`travel`: a file of a metadata commit is read under its own version's). --#}
 {% macro delta_log_file_readable_by_path(source_files, file) %}
-  {{ return(not file.deletion_vector and source_files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path) }}
+  {{ return(not file.deletion_vector and not file.get('travel') and source_files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path) }}
 {% endmacro %}
 
 

@@ -8,7 +8,8 @@ of a commit read from the files the Delta log says it added and removed (docs/de
 - A window in which the feed was off for some commits is refused by default, and read with
   `on_feed_off: delta_log`: each commit the way it can be read.
 - A vacuumed window is stale; a deletion-vector commit and a column-mapped table are read
-  correctly; a commit that replaced the table's metadata and files at once is refused.
+  correctly; a RESTORE that puts back the same columns is read, a commit that changed the table's
+  columns and rewrote its files at once is refused.
 - The seed draws deletion vectors on both twins or neither; an extended example always has them.
 
 The property test runs one example in the default suite (about 140 s here); the others run in the
@@ -211,7 +212,8 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
     """On a table with deletion vectors and column mapping (no feed; its files name the columns by
     physical names), an UPDATE and a DELETE that change a file's deletion vector are read as the
     changes they are (by row position, tests/spark_sql/test_delta_log_vectors.py); a RESTORE, which
-    also commits metadata, is refused."""
+    also commits metadata (the same columns) and puts a file's older, smaller vector back, is read
+    too: the rows the file holds again are its inserts."""
     bench = StreamBench(
         tmp_path,
         {"mirror_log": mirror("plain", "delta_log"), "changes_log": changes("plain", "delta_log")},
@@ -232,10 +234,18 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
     assert Counter(row[:4] for row in appended.elements()) == Counter(
         [(7, "n7", 1, "UPDATE_BEFORE"), (7, "n7", 2, "UPDATE_AFTER"), (8, "n8", 1, "DELETE"), (9, "n9", 1, "DELETE")]
     ), appended
-    # A RESTORE puts the file's older vector back and commits the old metadata with it: refused.
+    # A RESTORE puts the file's older vector back, removes the updated row's new file and commits
+    # the old metadata (the same columns) with it.
     spark.sql(f"restore table {plain} to version as of {inserted}")
-    restored = inserted + 3
-    bench.refused("mirror_log", f"version {restored} of app.plain (RESTORE)", "Nothing was written")
+    operation = spark.sql(f"describe history {plain} limit 1").collect()[0]["operation"]
+    assert operation == "RESTORE", operation
+    appended = bench.run_appended("changes_log")
+    bench.run("-s", "mirror_log")
+    expected = Counter(tuple(row) for row in spark.sql(f"select * from {plain}").collect())
+    assert len(expected) == 100 and bench.target_rows("mirror_log") == expected
+    assert Counter(row[:4] for row in appended.elements()) == Counter(
+        [(7, "n7", 2, "UPDATE_BEFORE"), (7, "n7", 1, "UPDATE_AFTER"), (8, "n8", 1, "INSERT"), (9, "n9", 1, "INSERT")]
+    ), appended
 
 
 @pytest.mark.extended
@@ -277,7 +287,13 @@ def test_a_commit_that_changed_schema_and_files_is_refused_and_a_vacuumed_window
     plain = twins.tables["plain"]
     spark = shared_spark()
     spark.sql(f"insert into {plain} values (1, 'a', 1), (2, 'b', 2)")
+    inserted = int(spark.sql(f"describe history {plain} limit 1").collect()[0]["version"])
     bench.run()
+    # A RESTORE commits the metadata it puts back with its files: the same columns, so it is read.
+    spark.sql(f"update {plain} set name = 'A' where id = 1")
+    spark.sql(f"restore table {plain} to version as of {inserted}")
+    bench.run("-s", "mirror_log")
+    assert bench.target_rows("mirror_log") == Counter([(1, "a", 1), (2, "b", 2)])
     spark.sql(f"update {plain} set name = 'A' where id = 1")
     # A MERGE that adds a column (schema evolution) changes the metadata and rewrites a file at once.
     spark.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")
@@ -290,7 +306,7 @@ def test_a_commit_that_changed_schema_and_files_is_refused_and_a_vacuumed_window
         spark.conf.unset("spark.databricks.delta.schema.autoMerge.enabled")
     merged = int(spark.sql(f"describe history {plain} limit 1").collect()[0]["version"])
     bench.refused(
-        "mirror_log", f"version {merged} of app.plain (MERGE)", "changed the table's metadata", "Nothing was written"
+        "mirror_log", f"version {merged} of app.plain (MERGE)", "changed the table's columns", "Nothing was written"
     )
     # A VACUUM that kept nothing took the files the window's update removed.
     bench.run("-s", "mirror_log", "--full-refresh")

@@ -1,9 +1,9 @@
 """A commit that changed a file's deletion vector (removed and added it again under one path) is
 read by row position (delta_log_vector_changes_sql): its deletes always, its inserts only where the
 vector may have shrunk. Functional tests read the DELETE, UPDATE and MERGE cases on real tables
-(tests/functional/test_delta_log_read.py); no SQL statement of delta-spark shrinks a vector without
-also committing metadata (a RESTORE, which the log read refuses), so the other side is checked here
-on the rendered SQL, and Spark's parser accepts every part. A file without a vector on a side is
+(tests/functional/test_delta_log_read.py), and a RESTORE, the one statement of delta-spark that
+shrinks a vector; the other side's cases are checked here on the rendered SQL, and Spark's parser
+accepts every part. A file without a vector on a side is
 read by its path (its footer described at compile time), on real tables only."""
 
 from __future__ import annotations
