@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             actions += [(f"{name}_run", run_model(bench, model)) for name, model in MODELS.items()]
             shift = round % len(actions)
             done = [
-                bench.measure(variant, args.rows, args.fraction, round, action)
+                bench.measure(variant, args.rows, args.fraction, round, action, args.pattern)
                 for variant, action in actions[shift:] + actions[:shift]
             ]
             print(
