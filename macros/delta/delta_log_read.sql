@@ -117,7 +117,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- if previous.millis is not none and commit.millis <= previous.millis -%}{%- do commit.update({'millis': previous.millis + 1}) -%}{%- endif -%}
     {%- set previous.millis = commit.millis -%}
     {%- if commit.metadata and (commit.removes or (commit.adds and version != stream.after + 1)) -%}
-      {%- if dbt_tablestream.delta_log_columns_as_of(relation, version - 1) != dbt_tablestream.delta_log_columns_as_of(relation, version) -%}
+      {%- if dbt_tablestream.source_columns_as_of(relation, version - 1) != dbt_tablestream.source_columns_as_of(relation, version) -%}
         {{ exceptions.raise_compiler_error("Stream " ~ stream.stream ~ ": version " ~ version ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
             ~ ") changed the table's columns and rewrote its files in one commit, which a read of the Delta log's file actions cannot "
             ~ "split into row changes. Nothing was written. Enable the change data feed on the source to stream such commits, or "
@@ -136,16 +136,6 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- if commit.adds or commit.removes -%}{%- do ordered.append(commit) -%}{%- endif -%}
   {%- endfor -%}
   {{ return(ordered) }}
-{% endmacro %}
-
-
-{#-- The columns a read of the source as of `version` gives, [name, type] each (DESCRIBE QUERY). --#}
-{% macro delta_log_columns_as_of(relation, version) %}
-  {%- set described = [] -%}
-  {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ version).rows -%}
-    {%- do described.append([row[0] | lower, row[1] | lower]) -%}
-  {%- endfor -%}
-  {{ return(described) }}
 {% endmacro %}
 
 

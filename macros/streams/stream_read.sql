@@ -5,14 +5,19 @@
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
   {%- set stream = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
-  {%- set columns = none -%}
-  {%- if stream.schema_version is not none -%}
-    {%- set columns = [] -%}
-    {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ stream.schema_version).rows -%}
-      {%- do columns.append({'name': row[0], 'dtype': row[1]}) -%}
-    {%- endfor -%}
-  {%- endif -%}
+  {%- set columns = dbt_tablestream.source_columns_as_of(relation, stream.schema_version) if stream.schema_version is not none else none -%}
   {{ return(dbt_tablestream.change_rows_sql(stream, relation, columns)) }}
+{% endmacro %}
+
+
+{#-- The columns a read of the source as of `version` gives, {name, dtype} each (DESCRIBE QUERY
+     with time travel): a window that ends before a schema change is read with its own. --#}
+{% macro source_columns_as_of(relation, version) %}
+  {%- set columns = [] -%}
+  {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ version).rows -%}
+    {%- do columns.append({'name': row[0], 'dtype': row[1]}) -%}
+  {%- endfor -%}
+  {{ return(columns) }}
 {% endmacro %}
 
 

@@ -115,7 +115,9 @@
     {%- do parts.append('select * from ' ~ dbt_tablestream.table_changes_sql(relation, feed_from, stream.through)) -%}
   {%- endif -%}
   {%- set from_log = window | select('lt', feed_from) | list -%}
-  {%- set columns = adapter.get_columns_in_relation(relation) -%}
+  {#-- Before a schema change, the window's own columns: its time-travel reads give those. --#}
+  {%- set columns = dbt_tablestream.source_columns_as_of(relation, stream.schema_version) if stream.get('schema_version') is not none
+                    else adapter.get_columns_in_relation(relation) -%}
   {%- set log_sql = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
   {%- if log_sql is not none -%}{%- do parts.append(log_sql) -%}{%- endif -%}
   {%- if not parts -%}

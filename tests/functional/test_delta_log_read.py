@@ -249,6 +249,30 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
 
 
 @pytest.mark.extended
+def test_a_window_before_a_schema_change_is_read_with_its_own_columns(tmp_path: Path) -> None:
+    """A window that ends before an ADD COLUMNS is read with the columns it had, as the change
+    feed reads it: its files read by path select those columns, as do its time-travel reads (two
+    DELETEs marking one file's rows: the first's side before it has no vector and is read by its
+    path, the second's travels in time); the next window, from the change on, with the new ones."""
+    bench = StreamBench(tmp_path, {"changes_log": changes("plain", "delta_log")}, sources=("fed", "plain"))
+    plain = Twins(bench, {"delta.enableDeletionVectors": "true"}).tables["plain"]
+    spark = shared_spark()
+    spark.sql(f"insert into {plain} select id, concat('n', id), 1 from range(1, 11) as r(id)")
+    bench.run()
+    spark.sql(f"delete from {plain} where id = 1")
+    spark.sql(f"delete from {plain} where id = 2")
+    spark.sql(f"alter table {plain} add columns (note string)")
+    spark.sql(f"insert into {plain} values (11, 'n11', 1, 'new')")
+    appended = bench.run_appended("changes_log")
+    assert Counter(row[:4] for row in appended.elements()) == Counter(
+        [(1, "n1", 1, "DELETE"), (2, "n2", 1, "DELETE")]
+    ), appended
+    # The next window starts at the change and is read with the new columns.
+    appended = bench.run_appended("changes_log")
+    assert Counter(row[:4] for row in appended.elements()) == Counter([(11, "n11", 1, "INSERT")]), appended
+
+
+@pytest.mark.extended
 def test_a_delete_across_many_files_reads_at_most_50_of_them_by_path(tmp_path: Path) -> None:
     """A DELETE that marks rows in 60 files on a table with deletion vectors: every file's side
     before the commit has no vector, so it could be read by its path, but each such read costs a
