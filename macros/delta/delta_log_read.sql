@@ -279,7 +279,8 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 {% macro delta_log_path_reads_sql(source_files, files, columns, tail) %}
   {%- set groups = {} -%}
   {%- for file in files -%}
-    {%- set schema = dbt_tablestream.delta_log_file_schema(source_files, file) if columns is not none else [] -%}
+    {%- set schema = dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path))
+                     if columns is not none else [] -%}
     {%- set selected = dbt_tablestream.delta_log_file_columns_sql(source_files, file, columns, schema) ~ ', ' if columns is not none else '' -%}
     {%- set directory = file.path[:file.path | length - file.name | length] -%}
     {%- set alone = modules.re.fullmatch('[A-Za-z0-9._=-]+', file.name) is none -%}
@@ -304,23 +305,12 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 {% endmacro %}
 
 
-{#-- A data file's own columns, [name, type] each, as its footer lists them (DESCRIBE QUERY of it
-     read by its path). --#}
-{% macro delta_log_file_schema(source_files, file) %}
-  {%- set schema = [] -%}
-  {%- for row in run_query('describe query select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path)).rows -%}
-    {%- do schema.append([row[0] | lower, row[1] | lower]) -%}
-  {%- endfor -%}
-  {{ return(schema) }}
-{% endmacro %}
-
-
 {#-- The source's columns as a data file read by path gives them: a partition column from the
      file's partition values, a column the file lacks (added to the table after it was written) as
      NULL, as Delta reads it; each cast to the table's type. `schema`: the file's own columns
-     (delta_log_file_schema). --#}
+     (described_columns of it read by path). --#}
 {% macro delta_log_file_columns_sql(source_files, file, columns, schema) %}
-  {%- set present = schema | map(attribute=0) | list -%}
+  {%- set present = schema | map(attribute='name') | map('lower') | list -%}
   {%- set partition_columns = source_files.partition_columns | map('lower') | list -%}
   {%- set values = {} -%}
   {%- for name, value in file.partition.items() -%}{%- do values.update({name | lower: value}) -%}{%- endfor -%}

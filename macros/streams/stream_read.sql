@@ -4,17 +4,29 @@
   {%- if not execute -%}
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
-  {%- set stream = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
-  {%- set columns = dbt_tablestream.source_columns_as_of(relation, stream.schema_version) if stream.schema_version is not none else none -%}
-  {{ return(dbt_tablestream.change_rows_sql(stream, relation, columns)) }}
+  {%- set resolved = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
+  {{ return(dbt_tablestream.change_rows_sql(resolved.stream, relation, resolved.columns)) }}
 {% endmacro %}
 
 
-{#-- The columns a read of the source as of `version` gives, {name, dtype} each (DESCRIBE QUERY
-     with time travel): a window that ends before a schema change is read with its own. --#}
+{#-- The columns a read of the window gives: as of its `schema_version` when it ends before a
+     schema change (its time-travel reads give those), else the source's current ones. --#}
+{% macro window_columns(relation, stream) %}
+  {{ return(dbt_tablestream.source_columns_as_of(relation, stream.schema_version) if stream.schema_version is not none
+            else adapter.get_columns_in_relation(relation)) }}
+{% endmacro %}
+
+
+{#-- The columns a read of the source as of `version` gives (DESCRIBE QUERY with time travel). --#}
 {% macro source_columns_as_of(relation, version) %}
+  {{ return(dbt_tablestream.described_columns('select * from ' ~ relation ~ ' version as of ' ~ version)) }}
+{% endmacro %}
+
+
+{#-- The columns a select gives, {name, dtype} each, as DESCRIBE QUERY lists them. --#}
+{% macro described_columns(select_sql) %}
   {%- set columns = [] -%}
-  {%- for row in run_query('describe query select * from ' ~ relation ~ ' version as of ' ~ version).rows -%}
+  {%- for row in run_query('describe query ' ~ select_sql).rows -%}
     {%- do columns.append({'name': row[0], 'dtype': row[1]}) -%}
   {%- endfor -%}
   {{ return(columns) }}
@@ -23,7 +35,8 @@
 
 {#-- The stream's identity, offset and window, pinned now: the offset is the larger of the offsets
      log and the target's own marker (docs/architecture.md, "One stream run, traced", step 1); `to`
-     is the source's latest version. --#}
+     is the source's latest version. Returns {stream, columns}: the stream and its window's columns
+     (window_columns). --#}
 {% macro resolve_stream(relation, default_suffix) %}
   {%- set settings = dbt_tablestream.stream_settings() -%}
   {%- set stream_name = settings.stream_name or (this.identifier ~ '__' ~ default_suffix) -%}
@@ -88,11 +101,13 @@
       {%- set untracked = dbt_tablestream.window_commit_states(stream, window_rows) | rejectattr('tracked') | map(attribute='version') | list -%}
       {%- do stream.files.update({'versions': untracked}) -%}
     {%- endif -%}
-    {%- if stream.snapshot or stream.after < stream.through -%}
-      {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true)}) -%}
-    {%- endif -%}
   {%- endif -%}
-  {{ return(stream) }}
+  {#-- Described once, for the window's read and the change rows' select list. --#}
+  {%- set columns = dbt_tablestream.window_columns(relation, stream) -%}
+  {%- if stream.snapshot or stream.after < stream.through -%}
+    {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true, columns)}) -%}
+  {%- endif -%}
+  {{ return({'stream': stream, 'columns': columns}) }}
 {% endmacro %}
 
 

@@ -2,18 +2,19 @@
 
 
 {#-- Checks the window (unless `checked`: the caller already asked stream_window_problem) and
-     returns the relation its raw change rows are read from. --#}
-{% macro register_stream_window(relation, stream, table_id, checked=false) %}
-  {{ return(adapter.dispatch('register_stream_window', 'dbt_tablestream')(relation, stream, table_id, checked)) }}
+     returns the relation its raw change rows are read from. `columns`: the window's
+     (window_columns), when the caller has them. --#}
+{% macro register_stream_window(relation, stream, table_id, checked=false, columns=none) %}
+  {{ return(adapter.dispatch('register_stream_window', 'dbt_tablestream')(relation, stream, table_id, checked, columns)) }}
 {% endmacro %}
 
 
 {#-- Refuses a window that cannot be read completely and exactly (docs/architecture.md, "One
      stream run, traced", step 2), then returns the relation its changes are read from. --#}
-{% macro spark__register_stream_window(relation, stream, table_id, checked=false) %}
+{% macro spark__register_stream_window(relation, stream, table_id, checked=false, columns=none) %}
   {%- set problem = none if checked else dbt_tablestream.stream_window_problem(relation, stream, table_id) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
-  {{ return(dbt_tablestream.window_relation_sql(relation, stream)) }}
+  {{ return(dbt_tablestream.window_relation_sql(relation, stream, columns)) }}
 {% endmacro %}
 
 
@@ -68,15 +69,15 @@
 {% endmacro %}
 
 
-{% macro window_relation_sql(relation, stream) %}
-  {{ return(adapter.dispatch('window_relation_sql', 'dbt_tablestream')(relation, stream)) }}
+{% macro window_relation_sql(relation, stream, columns=none) %}
+  {{ return(adapter.dispatch('window_relation_sql', 'dbt_tablestream')(relation, stream, columns)) }}
 {% endmacro %}
 
 
 {#-- The relation the window's raw changes are read from: the change data feed (`table_changes`) or
      Delta's changelog (stream_read: changelog). Both bounds are inclusive and the end is explicit, so
      a commit landing while the model runs is left for the next window. --#}
-{% macro spark__window_relation_sql(relation, stream) %}
+{% macro spark__window_relation_sql(relation, stream, columns=none) %}
   {%- if stream.snapshot -%}
     {%- set relation_sql -%}
 (select *, 'insert' as _change_type, cast({{ stream.through }} as bigint) as _commit_version,
@@ -89,7 +90,7 @@
     {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
   {%- endif -%}
   {%- if stream.get('files') is not none -%}
-    {{ return(dbt_tablestream.window_files_relation_sql(relation, stream)) }}
+    {{ return(dbt_tablestream.window_files_relation_sql(relation, stream, columns)) }}
   {%- endif -%}
   {{ return(dbt_tablestream.table_changes_sql(relation, stream.after + 1, stream.through)) }}
 {% endmacro %}
@@ -106,7 +107,7 @@
      the last one the log must read come from the change feed, in one table_changes; any earlier
      run of recorded versions is read from the log too, since two table_changes of one catalog table
      in one query were seen to return the first one's rows twice (delta-spark 4.4). --#}
-{% macro window_files_relation_sql(relation, stream) %}
+{% macro window_files_relation_sql(relation, stream, columns=none) %}
   {%- set window = range(stream.after + 1, stream.through + 1) | list -%}
   {%- set listed = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
   {%- set feed_from = (listed | max) + 1 if listed else stream.after + 1 -%}
@@ -115,9 +116,7 @@
     {%- do parts.append('select * from ' ~ dbt_tablestream.table_changes_sql(relation, feed_from, stream.through)) -%}
   {%- endif -%}
   {%- set from_log = window | select('lt', feed_from) | list -%}
-  {#-- Before a schema change, the window's own columns: its time-travel reads give those. --#}
-  {%- set columns = dbt_tablestream.source_columns_as_of(relation, stream.schema_version) if stream.get('schema_version') is not none
-                    else adapter.get_columns_in_relation(relation) -%}
+  {%- set columns = columns if columns is not none else dbt_tablestream.window_columns(relation, stream) -%}
   {%- set log_sql = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
   {%- if log_sql is not none -%}{%- do parts.append(log_sql) -%}{%- endif -%}
   {%- if not parts -%}
