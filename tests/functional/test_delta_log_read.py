@@ -305,7 +305,9 @@ def test_a_delete_across_many_files_reads_at_most_50_of_them_by_path(tmp_path: P
 
 
 @pytest.mark.extended
-def test_a_commit_that_changed_schema_and_files_is_refused_and_a_vacuumed_window_is_stale(tmp_path: Path) -> None:
+def test_a_restore_is_read_a_commit_that_changed_columns_and_files_is_refused_a_vacuumed_window_is_stale(
+    tmp_path: Path,
+) -> None:
     bench = StreamBench(tmp_path, {"mirror_log": mirror("plain", "delta_log")}, sources=("fed", "plain"))
     twins = Twins(bench)
     plain = twins.tables["plain"]
