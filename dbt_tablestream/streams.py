@@ -162,7 +162,7 @@ class TableStream:
             "stream_source_state_of", self.name, self.source, detail, latest, properties, history, read
         )
         if not state["tracked"]:
-            raise StreamError(render("stream_untracked_message", self.name, self.source, read, False))
+            raise StreamError(render("stream_untracked_message", self.name, self.source, read, False, False))
         return state
 
     def _logged(self) -> dict[str, Any] | None:

@@ -38,7 +38,7 @@
       'on_schema_change': {'counterpart': "dbt incremental: `on_schema_change`", 'default': 'ignore', 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none},
           'doc': "dbt's handling of a change of the model's columns, applied at the window that starts at the source's schema change; a refusal names the change."},
       'unique_key': {'counterpart': "dbt: `unique_key`; APPLY CHANGES: `KEYS`", 'default': none, 'accepted': 'a column name or a list of column names',
-          'doc': "The key of a target row. Required by `stream_merge`; on a `table_stream`, each run logs the window's net changes per key."},
+          'doc': "The key of a target row. Required by `stream_merge`; on a `table_stream`, each run logs the window's net changes per key. With `stream_read: delta_log` (a stream, or `changes()` in the model) it also pairs a key's delete and insert in one commit into an update."},
       'net_changes': {'counterpart': "Snowflake: a standard stream returns net changes", 'default': true, 'accepted': 'true or false',
           'doc': "A `table_stream` with a `unique_key` logs one net change per key and window; `false` logs every change. `stream_merge` always applies net changes."},
       'max_rows_per_file': {'counterpart': "Spark: `maxRecordsPerFile`; Databricks: `delta.targetFileSize`", 'default': 250000, 'accepted': "a whole number of rows >= 0 (0 leaves file sizes to Spark's spark.sql.files.maxRecordsPerFile)", 'materialized': merge_only,
@@ -148,13 +148,20 @@
     {{ exceptions.raise_compiler_error(subject ~ ": invalid stream_read '" ~ settings.stream_read ~ "' (the model's config, or the project var tablestream_stream_read). Accepted values: "
         ~ accepted.stream_read ~ ".") }}
   {%- endif -%}
+  {%- if settings.on_feed_off != 'fail' and settings.stream_read != 'table_changes' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": on_feed_off says how a change feed read treats commits the feed did not record, so it needs stream_read: table_changes (stream_read is '" ~ settings.stream_read ~ "'). Remove on_feed_off.") }}
+  {%- endif -%}
+  {#-- The key also pairs a Delta log read's deletes and inserts into updates, changes() included. --#}
+  {%- set unique_key = settings.unique_key -%}
+  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
+  {%- if unique_key is not none and (keys is not sequence or keys | length == 0 or keys | reject('string') | list | length > 0) -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": unique_key must be " ~ accepted.unique_key ~ ", got " ~ unique_key) }}
+  {%- endif -%}
+  {%- do settings.update({'unique_key': keys | list}) -%}
   {%- if materialized not in ['table_stream', 'stream_merge'] -%}{{ return(settings) }}{%- endif -%}
   {%- for name in ['spark_net_changes', 'drop_carryovers', 'net_changes'] if settings[name] not in [true, false] -%}
     {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " must be " ~ accepted[name] ~ ", got " ~ settings[name]) }}
   {%- endfor -%}
-  {%- if settings.on_feed_off != 'fail' and settings.stream_read != 'table_changes' -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": on_feed_off says how a change feed read treats commits the feed did not record, so it needs stream_read: table_changes (stream_read is '" ~ settings.stream_read ~ "'). Remove on_feed_off.") }}
-  {%- endif -%}
   {%- if settings.spark_net_changes and settings.stream_read != 'changelog' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog (stream_read is '" ~ settings.stream_read ~ "').") }}
   {%- endif -%}
@@ -173,12 +180,6 @@
   {%- if settings.file_format is not none and settings.file_format not in choices.file_format -%}
     {{ exceptions.raise_compiler_error(subject ~ ": a stream target is a Delta table, so file_format '" ~ settings.file_format ~ "' cannot be used. Accepted values: " ~ accepted.file_format ~ " (or leave it unset).") }}
   {%- endif -%}
-  {%- set unique_key = settings.unique_key -%}
-  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
-  {%- if unique_key is not none and (keys is not sequence or keys | length == 0 or keys | reject('string') | list | length > 0) -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": unique_key must be " ~ accepted.unique_key ~ ", got " ~ unique_key) }}
-  {%- endif -%}
-  {%- do settings.update({'unique_key': keys | list}) -%}
   {%- if materialized == 'stream_merge' -%}
     {%- do settings.update(dbt_tablestream.stream_merge_settings_of(settings, subject, accepted, choices)) -%}
   {%- endif -%}

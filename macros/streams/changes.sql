@@ -21,13 +21,15 @@
       {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': dbt_tablestream.stream_configs().stream_read, 'drop_carryovers': drop_carryovers},
-                                                        'dbt_tablestream.' ~ query, none) -%}
+  {%- set configs = dbt_tablestream.stream_configs() -%}
+  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': configs.stream_read, 'on_feed_off': configs.on_feed_off, 'unique_key': configs.unique_key,
+                                                         'drop_carryovers': drop_carryovers}, 'dbt_tablestream.' ~ query, none) -%}
   {%- set read = settings.stream_read -%}
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
-  {%- if not state.tracked -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(query, source, read)) }}
+  {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
+  {%- if not state.tracked and not from_log -%}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(query, source, read) | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}
   {%- endif -%}
   {%- set first = dbt_tablestream.changes_range_version(relation, query, 'from', from) -%}
   {%- set last = state.latest_version if to is none else dbt_tablestream.changes_range_version(relation, query, 'to', to) -%}
@@ -38,21 +40,29 @@
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range starts at version " ~ first ~ " and ends at version " ~ last ~ " of " ~ source ~ ", so it is empty. Give a `from` at or before the `to`.") }}
   {%- endif -%}
   {%- set range = dbt_tablestream.stream_input(settings, {'stream': query, 'source': source, 'source_table_id': state.table_id,
-                                                         'after': first - 1, 'through': last, 'file_retention': state.file_retention}) -%}
+                                                         'after': first - 1, 'through': last, 'file_retention': state.file_retention,
+                                                         'files': dbt_tablestream.stream_files(state.files, settings.unique_key) if from_log else none}) -%}
   {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(state.file_retention)).rows[0][0] -%}
   {%- set remedy = "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)." -%}
   {%- set window_rows = dbt_tablestream.history_since(relation, first, last) -%}
-  {#-- An added column reads as NULL before it was added; a rename, drop or type change cannot be
-       read across. --#}
-  {%- set split = dbt_tablestream.schema_change_split(first - 1, last, window_rows, dbt_tablestream.delta_schema_operations() | reject('equalto', 'ADD COLUMNS') | list) -%}
+  {#-- The change feed reads an added column as NULL before it was added; a rename, drop or type
+       change cannot be read across. The Delta log read reads each version's files with that
+       version's columns, so it cannot read across an added column either. --#}
+  {%- set operations = dbt_tablestream.delta_schema_operations() -%}
+  {%- set split = dbt_tablestream.schema_change_split(first - 1, last, window_rows, operations if from_log else operations | reject('equalto', 'ADD COLUMNS') | list) -%}
   {%- if split is not none -%}
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range spans the schema change " ~ split.operation ~ " at version " ~ split.version
-        ~ " of " ~ source ~ ", and Delta reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
+        ~ " of " ~ source ~ ", and " ~ ("a read from the Delta log (stream_read: delta_log, on_feed_off: delta_log)" if from_log else "Delta")
+        ~ " reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
   {%- endif -%}
   {%- set problem = dbt_tablestream.window_problem(relation, range, none, remedy, window_rows, retained_from) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}{%- endif -%}
-  {%- do range.update({'view': dbt_tablestream.window_relation_sql(relation, range)}) -%}
-  {{ return(dbt_tablestream.change_rows_sql(range, relation, none, false)) }}
+  {%- if from_log -%}
+    {%- do range.files.update({'versions': dbt_tablestream.window_log_versions(range, window_rows)}) -%}
+  {%- endif -%}
+  {%- set columns = dbt_tablestream.window_columns(relation, range) -%}
+  {%- do range.update({'view': dbt_tablestream.window_relation_sql(relation, range, columns)}) -%}
+  {{ return(dbt_tablestream.change_rows_sql(range, relation, columns, false)) }}
 {% endmacro %}
 
 

@@ -47,7 +47,7 @@
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
-  {%- set from_log = read == 'delta_log' or settings.on_feed_off == 'delta_log' -%}
+  {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
   {%- if not state.tracked and not from_log -%}
     {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(stream_name, dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
   {%- endif -%}
@@ -96,10 +96,8 @@
     {%- elif problem is not none -%}
       {{ exceptions.raise_compiler_error(problem) }}
     {%- endif -%}
-    {%- if from_log and read != 'delta_log' and not stream.snapshot -%}
-      {#-- on_feed_off: delta_log reads from the Delta log only the commits the feed did not record. --#}
-      {%- set untracked = dbt_tablestream.window_commit_states(stream, window_rows) | rejectattr('tracked') | map(attribute='version') | list -%}
-      {%- do stream.files.update({'versions': untracked}) -%}
+    {%- if from_log and not stream.snapshot -%}
+      {%- do stream.files.update({'versions': dbt_tablestream.window_log_versions(stream, window_rows)}) -%}
     {%- endif -%}
   {%- endif -%}
   {#-- Described once, for the window's read and the change rows' select list. --#}
@@ -144,8 +142,9 @@
 
 {#-- Why a stream cannot read its source with `read`: what the source does not record, and the
      operation that turns it on. A stream that has written its target (`established`) has also
-     missed the changes committed while the feed was off; only a rebuild brings those in. --#}
-{% macro stream_untracked_message(stream_name, source, read, established=false) %}
+     missed the changes committed while the feed was off; only a rebuild brings those in.
+     `log_read`: the caller can read the Delta log instead (not the PySpark API). --#}
+{% macro stream_untracked_message(stream_name, source, read, established=false, log_read=true) %}
   {%- if read == 'changelog' -%}
     {{ return("Stream " ~ stream_name ~ ": stream_read: changelog reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
         ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
@@ -154,7 +153,8 @@
   {{ return("Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ source
       ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
       ~ source ~ "}'`; the stream sees changes committed from then on."
-      ~ (" Changes committed while the feed was off are in no feed: once it is enabled, run this model with `--full-refresh` to rebuild its target from the source's current state." if established else "")) }}
+      ~ (" Changes committed while the feed was off are in no feed: once it is enabled, run this model with `--full-refresh` to rebuild its target from the source's current state." if established else "")
+      ~ (" Or read its commits from the files the Delta log says each added and removed, with no feed: stream_read: delta_log." if log_read else "")) }}
 {% endmacro %}
 
 

@@ -222,7 +222,7 @@
   {%- if stream.read == 'changelog' and untracked -%}
     {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
   {%- endif -%}
-  {%- set from_log = stream.read == 'delta_log' or stream.get('on_feed_off') == 'delta_log' -%}
+  {%- set from_log = dbt_tablestream.stream_reads_log(stream.read, stream.on_feed_off) -%}
   {%- for commit in commits -%}
     {%- if commit.operation in data_operations and not commit.tracked and not from_log -%}
       {{ return("Stream " ~ stream.stream ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
@@ -241,6 +241,21 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return(none) }}
+{% endmacro %}
+
+
+{#-- Whether a read takes commits from the Delta log's file actions: all of them (stream_read:
+     delta_log) or those the change feed did not record (on_feed_off: delta_log). --#}
+{% macro stream_reads_log(read, on_feed_off) %}
+  {{ return(read == 'delta_log' or on_feed_off == 'delta_log') }}
+{% endmacro %}
+
+
+{#-- The window's versions read from the Delta log (stream.files.versions): none for all of them
+     (stream_read: delta_log), else the commits the feed did not record (on_feed_off: delta_log). --#}
+{% macro window_log_versions(stream, window_rows) %}
+  {{ return(none if stream.read == 'delta_log'
+            else dbt_tablestream.window_commit_states(stream, window_rows) | rejectattr('tracked') | map(attribute='version') | list) }}
 {% endmacro %}
 
 

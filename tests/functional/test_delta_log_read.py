@@ -7,6 +7,7 @@ of a commit read from the files the Delta log says it added and removed (docs/de
   equal keyed `table_stream` logs after every run (the feed is the oracle).
 - A window in which the feed was off for some commits is refused by default, and read with
   `on_feed_off: delta_log`: each commit the way it can be read.
+- A change query (`changes()`) reads the log too, with the model's `stream_read` / `on_feed_off`.
 - A vacuumed window is stale; a deletion-vector commit and a column-mapped table are read
   correctly; a RESTORE that puts back the same columns is read, a commit that changed the table's
   columns and rewrote its files at once is refused.
@@ -43,6 +44,16 @@ def mirror(source: str, read: str = "") -> str:
 def changes(source: str, read: str = "") -> str:
     config = KEYED + (f", stream_read='{read}'" if read else "")
     return stream_model(config, source=source, columns="id, name, age, __change_type, __commit_version")
+
+
+def audit(source: str, config: str = "") -> str:
+    """A change query (`dbt_tablestream.changes`) of ``source`` from `var('from')` to the latest version,
+    its commit versions kept as `version` (target_rows leaves out `__commit_version`)."""
+    return (
+        "{{ config(materialized='table'" + (f", {config}" if config else "") + ") }}\n"
+        "select id, name, age, __change_type, __commit_version as version\n"
+        f"from {{{{ dbt_tablestream.changes(source('app', '{source}'), var('from')) }}}}"
+    )
 
 
 TWINS = {
@@ -343,3 +354,65 @@ def test_a_restore_is_read_a_commit_that_changed_columns_and_files_is_refused_a_
     finally:
         spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
     bench.refused("mirror_log", "is stale", "VACUUM", "--full-refresh")
+
+
+@pytest.mark.extended
+def test_a_change_query_reads_the_delta_log_as_a_stream_does(tmp_path: Path) -> None:
+    """`changes()` in a model with `stream_read: delta_log` reads a table without the feed from its
+    log: the rows `changes()` gives on its twin with the feed, updates paired by the model's
+    `unique_key`. With `on_feed_off: delta_log` it reads a range the feed recorded only in part.
+    Without either, the table without the feed is refused, naming the log read; a log read across
+    an ADD COLUMNS is refused, and a range from it on is read."""
+    models = {
+        "audit_feed": audit("fed"),
+        "audit_log": audit("plain", f"stream_read='delta_log', {KEYED}"),
+        "audit_plain": audit("plain"),
+        "audit_mixed": audit("fed", f"on_feed_off='delta_log', {KEYED}"),
+    }
+    bench = StreamBench(tmp_path, models, sources=("fed", "plain"))
+    twins = Twins(bench)
+    twins.sql("insert into {t} values (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)")  # version 1
+    twins.sql("update {t} set name = 'A' where id = 1")  # 2
+    twins.sql("delete from {t} where id = 2")  # 3
+    twins.sql(
+        "merge into {t} as target using (select * from values (3, 'C', 3), (4, 'd', 4) as s(id, name, age)) as source"
+        " on target.id = source.id when matched then update set * when not matched then insert *"
+    )  # 4
+    from_1 = ("--vars", "{from: 1}")
+    bench.run("-s", "audit_feed", "audit_log", *from_1)
+    expected = Counter(
+        [
+            *[(1, "a", 1, "INSERT", 1), (2, "b", 2, "INSERT", 1), (3, "c", 3, "INSERT", 1)],
+            *[(1, "a", 1, "UPDATE_BEFORE", 2), (1, "A", 1, "UPDATE_AFTER", 2), (2, "b", 2, "DELETE", 3)],
+            *[(3, "c", 3, "UPDATE_BEFORE", 4), (3, "C", 3, "UPDATE_AFTER", 4), (4, "d", 4, "INSERT", 4)],
+        ]
+    )
+    assert bench.target_rows("audit_feed") == expected
+    assert bench.target_rows("audit_log") == expected
+    bench.refused(
+        "audit_plain", "change data feed is not enabled on the source app.plain", "stream_read: delta_log", args=from_1
+    )
+
+    # The feed off for one update of the fed twin: refused by default, read with on_feed_off.
+    fed = twins.tables["fed"]
+    spark = shared_spark()
+    spark.sql(f"alter table {fed} set tblproperties ('delta.enableChangeDataFeed' = 'false')")
+    twins.sql("update {t} set age = 40 where id = 4")
+    spark.sql(f"alter table {fed} set tblproperties ('delta.enableChangeDataFeed' = 'true')")
+    twins.sql("delete from {t} where id = 1")
+    bench.refused("audit_feed", "was not enabled at version 6", "on_feed_off: delta_log", args=from_1)
+    bench.run("-s", "audit_mixed", "audit_log", *from_1)
+    late = Counter([(4, "d", 4, "UPDATE_BEFORE"), (4, "d", 40, "UPDATE_AFTER"), (1, "A", 1, "DELETE")])
+    without_versions = Counter(row[:4] for row in expected.elements()) + late
+    assert Counter(row[:4] for row in bench.target_rows("audit_mixed").elements()) == without_versions
+    assert Counter(row[:4] for row in bench.target_rows("audit_log").elements()) == without_versions
+
+    # A log read takes each version's files with that version's columns: not across an ADD COLUMNS.
+    twins.sql("alter table {t} add columns (note string)")
+    added = int(spark.sql(f"describe history {twins.tables['plain']} limit 1").collect()[0]["version"])
+    twins.sql("insert into {t} values (5, 'e', 5, 'new')")
+    bench.refused(
+        "audit_log", f"spans the schema change ADD COLUMNS at version {added} of app.plain", "Delta log", args=from_1
+    )
+    bench.run("-s", "audit_log", "--vars", f"{{from: {added}}}")
+    assert bench.target_rows("audit_log") == Counter([(5, "e", 5, "INSERT", added + 1)])
