@@ -120,7 +120,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
       {%- if dbt_tablestream.source_columns_as_of(relation, version - 1) != dbt_tablestream.source_columns_as_of(relation, version) -%}
         {#-- A change query (changes()) has no stream to reset: its range can leave the commit out. --#}
         {%- set remedy = dbt_tablestream.stream_reset_remedy() if stream.stream_id is not none
-                         else "Read versions up to " ~ (version - 1) ~ " and from " ~ (version + 1) ~ " separately." -%}
+                         else "Read a range that ends before version " ~ version ~ " or starts after it." -%}
         {{ exceptions.raise_compiler_error(("Stream " if stream.stream_id is not none else "dbt_tablestream.") ~ stream.stream ~ ": version " ~ version
             ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
             ~ ") changed the table's columns and rewrote its files in one commit, which a read of the Delta log's file actions cannot "

@@ -362,7 +362,8 @@ def test_a_change_query_reads_the_delta_log_as_a_stream_does(tmp_path: Path) -> 
     log: the rows `changes()` gives on its twin with the feed, updates paired by the model's
     `unique_key`. With `on_feed_off: delta_log` it reads a range the feed recorded only in part.
     Without either, the table without the feed is refused, naming the log read; a log read across
-    an ADD COLUMNS is refused, and a range from it on is read."""
+    an ADD COLUMNS is refused, and a range from it on is read; a commit that changed the columns
+    and rewrote files is refused with a range that leaves it out."""
     models = {
         "audit_feed": audit("fed"),
         "audit_log": audit("plain", f"stream_read='delta_log', {KEYED}"),
@@ -416,3 +417,22 @@ def test_a_change_query_reads_the_delta_log_as_a_stream_does(tmp_path: Path) -> 
     )
     bench.run("-s", "audit_log", "--vars", f"{{from: {added}}}")
     assert bench.target_rows("audit_log") == Counter([(5, "e", 5, "INSERT", added + 1)])
+
+    # A MERGE that adds a column changes the columns and rewrites a file in one commit: a change
+    # query has no stream to reset, so its refusal names a range that leaves the commit out.
+    plain = twins.tables["plain"]
+    spark.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")
+    try:
+        spark.sql(
+            f"merge into {plain} as target using (select 5 as id, 'E' as name, 5 as age, 'n' as note, 7 as extra) as source"
+            " on target.id = source.id when matched then update set * when not matched then insert *"
+        )
+    finally:
+        spark.conf.unset("spark.databricks.delta.schema.autoMerge.enabled")
+    merged = added + 2
+    bench.refused(
+        "audit_log",
+        f"dbt_tablestream.changes(app.plain, {added}, latest): version {merged} of app.plain (MERGE) changed the table's columns",
+        f"read a range that ends before version {merged} or starts after it",
+        args=("--vars", f"{{from: {added}}}"),
+    )
