@@ -162,7 +162,9 @@ class TableStream:
             "stream_source_state_of", self.name, self.source, detail, latest, properties, history, read
         )
         if not state["tracked"]:
-            raise StreamError(render("stream_untracked_message", self.name, self.source, read, False, False))
+            raise StreamError(
+                render("stream_untracked_message", f"Stream {self.name}", self.source, read, False, False)
+            )
         return state
 
     def _logged(self) -> dict[str, Any] | None:
@@ -239,6 +241,7 @@ class TableStream:
             "through": state["latest_version"],
             "latest": state["latest_version"],
             "file_retention": state["file_retention"],
+            "remedy": self._remedy(),
         }
         window: dict[str, Any] = render("stream_input", self.settings, fields)
         commits = (
@@ -252,7 +255,7 @@ class TableStream:
             if commits is not None:
                 retained_from = self.spark.sql(render("retained_from_sql", window["file_retention"])).collect()[0][0]
             problem = render(
-                "window_problem", self.source, window, position.table_id, self._remedy(), commits, retained_from
+                "window_problem", self.source, window, position.table_id, window["remedy"], commits, retained_from
             )
             if problem is not None:
                 raise StreamError(problem)
@@ -273,9 +276,8 @@ class TableStream:
     def _window_sql(self, window: dict[str, Any]) -> str:
         """The window's rows in the stream column contract (change_rows_sql, as source_stream()),
         read with the source's columns at the window's schema version."""
-        version = window["schema_version"]
-        read = self.relation if version is None else f"(select * from {self.relation} version as of {int(version)})"
-        columns = self.spark.sql(f"select * from {read} as __tablestream_source limit 0").schema.fields
+        read = render("window_schema_relation", self.relation, window)
+        columns = self.spark.sql(f"select * from {read} limit 0").schema.fields
         return "select * from " + render("change_rows_sql", window, self.relation, columns)
 
     def consume(self, fn: Callable[[DataFrame], T] | None = None) -> Any:

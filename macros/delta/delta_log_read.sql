@@ -118,14 +118,12 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- set previous.millis = commit.millis -%}
     {%- if commit.metadata and (commit.removes or (commit.adds and version != stream.after + 1)) -%}
       {%- if dbt_tablestream.source_columns_as_of(relation, version - 1) != dbt_tablestream.source_columns_as_of(relation, version) -%}
-        {#-- A change query (changes()) has no stream to reset: its range can leave the commit out. --#}
-        {%- set remedy = dbt_tablestream.stream_reset_remedy() if stream.stream_id is not none
-                         else "Read a range that ends before version " ~ version ~ " or starts after it." -%}
-        {{ exceptions.raise_compiler_error(("Stream " if stream.stream_id is not none else "dbt_tablestream.") ~ stream.stream ~ ": version " ~ version
+        {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
+        {{ exceptions.raise_compiler_error(stream.subject ~ ": version " ~ version
             ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
             ~ ") changed the table's columns and rewrote its files in one commit, which a read of the Delta log's file actions cannot "
-            ~ "split into row changes. Nothing was written. Enable the change data feed on the source to read such commits, or "
-            ~ remedy[0] | lower ~ remedy[1:]) }}
+            ~ "split into row changes. Nothing was written. Enable the change data feed on the source to read such commits, or leave version "
+            ~ version ~ " out of the read: " ~ remedy[0] | lower ~ remedy[1:]) }}
       {%- endif -%}
       {%- for file in commit.removes + commit.adds -%}{%- do file.update({'travel': true}) -%}{%- endfor -%}
     {%- endif -%}

@@ -29,7 +29,7 @@
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
   {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
   {%- if not state.tracked and not from_log -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(query, source, read) | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message('dbt_tablestream.' ~ query, source, read)) }}
   {%- endif -%}
   {%- set first = dbt_tablestream.changes_range_version(relation, query, 'from', from) -%}
   {%- set last = state.latest_version if to is none else dbt_tablestream.changes_range_version(relation, query, 'to', to) -%}
@@ -39,11 +39,13 @@
   {%- if first > last -%}
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range starts at version " ~ first ~ " and ends at version " ~ last ~ " of " ~ source ~ ", so it is empty. Give a `from` at or before the `to`.") }}
   {%- endif -%}
+  {#-- A change query has no stream to reset: its refusals advise another range. --#}
   {%- set range = dbt_tablestream.stream_input(settings, {'stream': query, 'source': source, 'source_table_id': state.table_id,
                                                          'after': first - 1, 'through': last, 'file_retention': state.file_retention,
-                                                         'files': dbt_tablestream.stream_files(state.files, settings.unique_key) if from_log else none}) -%}
+                                                         'files': dbt_tablestream.stream_files(state.files, settings.unique_key) if from_log else none,
+                                                         'subject': 'dbt_tablestream.' ~ query,
+                                                         'remedy': "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)."}) -%}
   {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(state.file_retention)).rows[0][0] -%}
-  {%- set remedy = "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)." -%}
   {%- set window_rows = dbt_tablestream.history_since(relation, first, last) -%}
   {#-- The change feed reads an added column as NULL before it was added; a rename, drop or type
        change cannot be read across. The Delta log read reads each version's files with that
@@ -55,8 +57,8 @@
         ~ " of " ~ source ~ ", and " ~ ("a read from the Delta log (stream_read: delta_log, on_feed_off: delta_log)" if from_log else "Delta")
         ~ " reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
   {%- endif -%}
-  {%- set problem = dbt_tablestream.window_problem(relation, range, none, remedy, window_rows, retained_from) -%}
-  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem | replace('Stream ' ~ query, 'dbt_tablestream.' ~ query, 1)) }}{%- endif -%}
+  {%- set problem = dbt_tablestream.window_problem(relation, range, none, range.remedy, window_rows, retained_from) -%}
+  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
   {%- if from_log -%}
     {%- do range.files.update({'versions': dbt_tablestream.window_log_versions(range, window_rows)}) -%}
   {%- endif -%}

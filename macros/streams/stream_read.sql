@@ -9,11 +9,11 @@
 {% endmacro %}
 
 
-{#-- The columns a read of the window gives: as of its `schema_version` when it ends before a
-     schema change (its time-travel reads give those), else the source's current ones. --#}
+{#-- The columns a read of the window gives (window_schema_relation's): the source's current ones
+     from dbt's relation cache, else described as of the window's `schema_version`. --#}
 {% macro window_columns(relation, stream) %}
-  {{ return(dbt_tablestream.source_columns_as_of(relation, stream.schema_version) if stream.schema_version is not none
-            else adapter.get_columns_in_relation(relation)) }}
+  {%- if stream.schema_version is none -%}{{ return(adapter.get_columns_in_relation(relation)) }}{%- endif -%}
+  {{ return(dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.window_schema_relation(relation, stream))) }}
 {% endmacro %}
 
 
@@ -49,7 +49,7 @@
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
   {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
   {%- if not state.tracked and not from_log -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(stream_name, dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message('Stream ' ~ stream_name, dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
   {%- endif -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
        log's newest epoch (an older run's) would win the next position and re-apply its window. --#}
@@ -90,7 +90,7 @@
     {%- set on_stale = settings.on_stale -%}
     {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id, window_rows) -%}
     {%- set recovered = problem is not none and on_stale != 'fail' and not restart
-                        and (recreated or problem.startswith('Stream ' ~ stream_name ~ ' is stale')) -%}
+                        and (recreated or problem.startswith(stream.subject ~ ' is stale')) -%}
     {%- if recovered -%}
       {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
@@ -140,17 +140,18 @@
 {% endmacro %}
 
 
-{#-- Why a stream cannot read its source with `read`: what the source does not record, and the
-     operation that turns it on. A stream that has written its target (`established`) has also
-     missed the changes committed while the feed was off; only a rebuild brings those in.
-     `log_read`: the caller can read the Delta log instead (not the PySpark API). --#}
-{% macro stream_untracked_message(stream_name, source, read, established=false, log_read=true) %}
+{#-- Why a reader (`subject`: "Stream <name>", or a change query) cannot read its source with
+     `read`: what the source does not record, and the operation that turns it on. A stream that
+     has written its target (`established`) has also missed the changes committed while the feed
+     was off; only a rebuild brings those in. `log_read`: the caller can read the Delta log instead
+     (not the PySpark API). --#}
+{% macro stream_untracked_message(subject, source, read, established=false, log_read=true) %}
   {%- if read == 'changelog' -%}
-    {{ return("Stream " ~ stream_name ~ ": stream_read: changelog reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
+    {{ return(subject ~ ": stream_read: changelog reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
         ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
         ~ source ~ ", mode: changelog}'` (the stream sees changes committed from then on), or use stream_read: table_changes.") }}
   {%- endif -%}
-  {{ return("Stream " ~ stream_name ~ ": the change data feed is not enabled on the source " ~ source
+  {{ return(subject ~ ": the change data feed is not enabled on the source " ~ source
       ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
       ~ source ~ "}'`; the stream sees changes committed from then on."
       ~ (" Changes committed while the feed was off are in no feed: once it is enabled, run this model with `--full-refresh` to rebuild its target from the source's current state." if established else "")

@@ -13,12 +13,15 @@
 
 {#-- One stream input: `fields` names its position and window (stream, epoch, source,
      source_table_id, after, through, and the optional keys below, none or false when left out),
-     `settings` the model's stream settings (stream_settings_of) for how it reads. Refuses a key
-     it does not know, so no caller adds one along the way. --#}
+     `settings` the model's stream settings (stream_settings_of) for how it reads. `subject` and
+     `remedy` are how a refusal names the reader and what it advises (stream_remedy), so a check
+     deep in the read words it as its caller would: a stream by default, a change query
+     (changes()) its own. Refuses a key it does not know, so no caller adds one along the way. --#}
 {% macro stream_input(settings, fields) %}
   {%- set optional = {'epoch': none, 'source_table_id': none, 'latest': fields.get('through'), 'restart': false, 'snapshot': false,
                       'timestamp': none, 'file_retention': none, 'runs': none, 'view': none, 'split': none,
-                      'schema_change': none, 'schema_version': none, 'note': none, 'files': none} -%}
+                      'schema_change': none, 'schema_version': none, 'note': none, 'files': none,
+                      'subject': 'Stream ' ~ fields.stream, 'remedy': none} -%}
   {%- for name in fields if name not in ['stream', 'source', 'after', 'through'] and name not in optional -%}
     {{ exceptions.raise_compiler_error("stream_input: unknown key " ~ name ~ " (stream_value.yml lists the keys).") }}
   {%- endfor -%}

@@ -28,7 +28,7 @@
 {% macro spark__stream_window_problem(relation, stream, table_id, window_rows=none) %}
   {%- if stream.snapshot -%}{{ return(none) }}{%- endif -%}
   {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
-  {{ return(dbt_tablestream.window_problem(relation, stream, table_id, dbt_tablestream.stream_reset_remedy(), window_rows, retained_from)) }}
+  {{ return(dbt_tablestream.window_problem(relation, stream, table_id, dbt_tablestream.stream_remedy(stream), window_rows, retained_from)) }}
 {% endmacro %}
 
 
@@ -136,11 +136,11 @@
      time before which VACUUM may have removed the source's files (spark__retained_from_sql). --#}
 {% macro spark__window_problem(relation, stream, table_id, remedy, window_rows=none, retained_from=none) %}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
-    {{ return("Stream " ~ stream.stream ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
+    {{ return(stream.subject ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
         ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
   {%- endif -%}
   {%- if stream.after > stream.through -%}
-    {{ return("Stream " ~ stream.stream ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
+    {{ return(stream.subject ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
         ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
   {%- endif -%}
   {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
@@ -148,7 +148,7 @@
   {%- set listed = [] -%}
   {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (stream.after + 1) not in listed -%}
-    {{ return("Stream " ~ stream.stream ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
+    {{ return(stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
         ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the changes after the stream's offset "
         ~ stream.after ~ " cannot be read. " ~ remedy) }}
   {%- endif -%}
@@ -156,7 +156,7 @@
        commit older than that, logged or not (file systems such as s3 log no VACUUM): Delta's CDC
        reader refuses such a start itself since Delta 4.1, and earlier versions fail on a missing file. --#}
   {%- for row in window if retained_from is not none and (row['version'] | int) == stream.after + 1 and row['timestamp'] < retained_from -%}
-    {{ return("Stream " ~ stream.stream ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source ~ " was committed at "
+    {{ return(stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source ~ " was committed at "
         ~ row['timestamp'] ~ ", longer ago than the source's delta.deletedFileRetentionDuration (" ~ stream.file_retention
         ~ "), so a VACUUM may have removed files its changes are read from, and the changes after the stream's offset "
         ~ stream.after ~ " cannot be read completely. Run the stream more often than that, or raise the source's "
@@ -225,7 +225,7 @@
   {%- set from_log = dbt_tablestream.stream_reads_log(stream.read, stream.on_feed_off) -%}
   {%- for commit in commits -%}
     {%- if commit.operation in data_operations and not commit.tracked and not from_log -%}
-      {{ return("Stream " ~ stream.stream ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
+      {{ return(stream.subject ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
           ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. "
           ~ "Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
           ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:] ~ " Or read such commits from the Delta log: on_feed_off: delta_log.") }}
@@ -233,7 +233,7 @@
     {%- if commit.operation == 'VACUUM START' and commit.retention -%}
       {%- set kept_from = commit.timestamp - modules.datetime.timedelta(milliseconds=commit.retention.group(1) | int) -%}
       {%- for older in commits if older.version < commit.version and older.operation in data_operations and older.timestamp < kept_from -%}
-        {{ return("Stream " ~ stream.stream ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
+        {{ return(stream.subject ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
             ~ " were removed (VACUUM) or may have been: the VACUUM at version " ~ commit.version ~ " kept only files younger than "
             ~ ((commit.retention.group(1) | int) / 3600000) | round(2) ~ " hours, so the changes after the stream's offset "
             ~ stream.after ~ " cannot be read. Reading past them would silently drop changes. " ~ remedy) }}
@@ -296,13 +296,13 @@
      version, or turned off inside it. --#}
 {% macro changelog_window_problem(stream, toggle, remedy) %}
   {%- if toggle.tracked -%}
-    {{ return("Stream " ~ stream.stream ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
+    {{ return(stream.subject ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
         ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", " ~ stream.through
         ~ "], and Delta's changelog (stream_read: changelog) reads only versions where row tracking was already on. Nothing was written. "
         ~ "If the source's change data feed covers the window, run the model once with stream_read: table_changes to pass version "
         ~ toggle.version ~ "; otherwise " ~ remedy[0] | lower ~ remedy[1:]) }}
   {%- endif -%}
-  {{ return("Stream " ~ stream.stream ~ ": row tracking was disabled on " ~ stream.source ~ " at version " ~ toggle.version
+  {{ return(stream.subject ~ ": row tracking was disabled on " ~ stream.source ~ " at version " ~ toggle.version
       ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so Delta's changelog (stream_read: changelog) cannot read it. "
       ~ "Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
       ~ ", mode: changelog}'` and " ~ remedy[0] | lower ~ remedy[1:]) }}
@@ -331,6 +331,21 @@
      (checked_at), on the session's clock like DESCRIBE HISTORY's timestamps. --#}
 {% macro spark__retained_from_sql(file_retention) %}
   {{ return("select current_timestamp() - try_cast(" ~ dbt_tablestream.sql_string(file_retention) ~ " as interval) as retained_from, current_timestamp() as checked_at") }}
+{% endmacro %}
+
+
+{#-- The relation whose columns a window's rows have: the source as of the window's
+     `schema_version` when it ends before a schema change (its time-travel reads give those), else
+     the source as it is. Pure, so the PySpark API reads its windows' columns by it too. --#}
+{% macro window_schema_relation(relation, stream) %}
+  {{ return(relation if stream.schema_version is none else relation ~ ' version as of ' ~ stream.schema_version) }}
+{% endmacro %}
+
+
+{#-- What a refusal of the reader's window advises: the value's own `remedy` (a change query's,
+     the PySpark API's), else the model's stream reset. --#}
+{% macro stream_remedy(stream) %}
+  {{ return(stream.remedy if stream.remedy is not none else dbt_tablestream.stream_reset_remedy()) }}
 {% endmacro %}
 
 

@@ -343,7 +343,11 @@ def test_a_restore_is_read_a_commit_that_changed_columns_and_files_is_refused_a_
         spark.conf.unset("spark.databricks.delta.schema.autoMerge.enabled")
     merged = int(spark.sql(f"describe history {plain} limit 1").collect()[0]["version"])
     bench.refused(
-        "mirror_log", f"version {merged} of app.plain (MERGE)", "changed the table's columns", "Nothing was written"
+        "mirror_log",
+        f"Stream mirror_log__app_plain: version {merged} of app.plain (MERGE)",
+        "changed the table's columns",
+        "Nothing was written",
+        f"leave version {merged} out of the read: reset the stream with `dbt run --full-refresh -s mirror_log`",
     )
     # A VACUUM that kept nothing took the files the window's update removed.
     bench.run("-s", "mirror_log", "--full-refresh")
@@ -419,7 +423,7 @@ def test_a_change_query_reads_the_delta_log_as_a_stream_does(tmp_path: Path) -> 
     assert bench.target_rows("audit_log") == Counter([(5, "e", 5, "INSERT", added + 1)])
 
     # A MERGE that adds a column changes the columns and rewrites a file in one commit: a change
-    # query has no stream to reset, so its refusal names a range that leaves the commit out.
+    # query has no stream to reset, so its refusal advises a range without the version it names.
     plain = twins.tables["plain"]
     spark.conf.set("spark.databricks.delta.schema.autoMerge.enabled", "true")
     try:
@@ -433,6 +437,6 @@ def test_a_change_query_reads_the_delta_log_as_a_stream_does(tmp_path: Path) -> 
     bench.refused(
         "audit_log",
         f"dbt_tablestream.changes(app.plain, {added}, latest): version {merged} of app.plain (MERGE) changed the table's columns",
-        f"read a range that ends before version {merged} or starts after it",
+        f"or leave version {merged} out of the read: read a range whose versions the source still keeps",
         args=("--vars", f"{{from: {added}}}"),
     )

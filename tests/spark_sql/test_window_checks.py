@@ -37,7 +37,13 @@ def history_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def window(after: int, through: int) -> dict[str, Any]:
-    return {"stream": "log__app_t", "source": "app.t", "after": after, "through": through}
+    return {
+        "stream": "log__app_t",
+        "subject": "Stream log__app_t",
+        "source": "app.t",
+        "after": after,
+        "through": through,
+    }
 
 
 def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:

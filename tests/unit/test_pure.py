@@ -81,7 +81,15 @@ def test_the_stream_api_renders_the_package_macros() -> None:
     from dbt_tablestream._macros import MACRO_FILES, macros_folder, render
 
     assert all((macros_folder() / name).is_file() for name in MACRO_FILES)
-    stream = {"stream": "s", "stream_id": "tablestream/s/2", "epoch": 2, "after": 4, "through": 7, "source": "app.t"}
+    stream = {
+        "stream": "s",
+        "stream_id": "tablestream/s/2",
+        "epoch": 2,
+        "after": 4,
+        "through": 7,
+        "source": "app.t",
+        "subject": "Stream s",
+    }
     opened = render("stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
     assert opened[:2] == [
         "set spark.databricks.delta.write.txnAppId = tablestream/s/2",
@@ -99,7 +107,7 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
 
     from dbt_tablestream._macros import render
 
-    stream = {"stream": "s", "source": "app.t", "after": 4, "through": 7, "read": "changelog"}
+    stream = {"stream": "s", "subject": "Stream s", "source": "app.t", "after": 4, "through": 7, "read": "changelog"}
 
     def commit(version: int, operation: str, parameters: str = "") -> dict:
         return {

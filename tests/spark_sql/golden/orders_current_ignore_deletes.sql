@@ -31,7 +31,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_ignore_deletes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null, "subject": "Stream orders_current_ignore_deletes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -60,7 +60,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null, "subject": "Stream orders_current_ignore_deletes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -111,7 +111,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null, "subject": "Stream orders_current_ignore_deletes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -232,7 +232,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_ignore_deletes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null, "subject": "Stream orders_current_ignore_deletes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -275,7 +275,7 @@ from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null, "subject": "Stream orders_current_ignore_deletes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -332,7 +332,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null} */
+  /* tablestream:window {"stream": "orders_current_ignore_deletes__app_orders", "stream_id": "tablestream\/orders_current_ignore_deletes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "note": null, "files": null, "subject": "Stream orders_current_ignore_deletes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
