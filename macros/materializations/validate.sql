@@ -6,7 +6,8 @@
 {#-- Every config a stream model reads, by name: `default`; `accepted`, either the values (each
      with what it means, or none) or a sentence; `doc`, what it does (docs/configuration.md is rendered
      from this table); `materialized`, the materializations it applies to (both when absent);
-     `pyspark`, what the PySpark API (open_stream) takes instead; `counterpart`, the same idea in
+     `pyspark`, what the PySpark API (open_stream) takes instead; `change_query`, true for the
+     configs a model's changes() reads as a stream would; `counterpart`, the same idea in
      Snowflake streams, Databricks APPLY CHANGES, dbt or Spark, for docs/configuration.md. --#}
 {% macro stream_config_spec() %}
   {%- set merge_only = ['stream_merge'] -%}
@@ -19,12 +20,12 @@
           'accepted': {'snapshot': none, 'latest': none, 'earliest': none, '{version: N}': none, "{timestamp: 'ISO-8601'}": none, '{stream: <stream name>}': none},
           'pyspark': {'default': 'latest', 'accepted': {'latest': none, 'earliest': none, '{version: N}': none}},
           'doc': "Where a new stream (first run, `--full-refresh`, a reset) starts: `snapshot`, the source's current rows as `INSERT`s, then changes; `latest`, changes from now; `earliest`, the whole readable change feed; `{version: N}`, changes after version N; `{timestamp: ...}`, changes after the last version committed at or before it; `{stream: <name>}`, changes after the offset another stream of the same source stands at in this model's offsets log (a second consumer, a blue/green rebuild)."},
-      'stream_read': {'counterpart': "Delta: `table_changes()` or Spark's `CHANGES` clause", 'default': 'table_changes',
+      'stream_read': {'change_query': true, 'counterpart': "Delta: `table_changes()` or Spark's `CHANGES` clause", 'default': 'table_changes',
           'accepted': {'table_changes': "Delta's change data feed", 'changelog': "Delta's row-tracking changelog, through Spark 4.2's CHANGES clause",
                        'delta_log': "the files each commit added and removed, as the Delta log lists them; no change feed needed"},
           'renamed': {'changes': 'changelog'},
           'doc': "How the stream reads its source's changes. The project var `tablestream_stream_read` sets it for every model that sets none. `changelog` needs row tracking on the source, Spark >= 4.2 and Delta >= 4.4. `delta_log` needs neither the feed nor row tracking, only read access to the source's files: a commit's changes are the rows of the files it added and removed, diffed, so it costs the files a commit rewrote ([docs](delta-log-read.md))."},
-      'on_feed_off': {'counterpart': "Databricks: none (a change feed read fails on such versions)", 'default': 'fail', 'accepted': {'fail': none, 'delta_log': none},
+      'on_feed_off': {'change_query': true, 'counterpart': "Databricks: none (a change feed read fails on such versions)", 'default': 'fail', 'accepted': {'fail': none, 'delta_log': none},
           'doc': "With `stream_read: table_changes`, what a run does with commits its window holds that the change feed did not record (the feed was off, or was never on): `fail` refuses; `delta_log` reads those commits from the Delta log's file actions, as `stream_read: delta_log` does, and the rest from the feed."},
       'spark_net_changes': {'counterpart': "Spark: `deduplicationMode = 'netChanges'`", 'default': false, 'accepted': 'true or false',
           'doc': "With `stream_read: changelog` and a `unique_key`: Spark nets each row's changes first (`deduplicationMode = 'netChanges'`); the package's per-key rule still runs."},
@@ -37,7 +38,7 @@
       'file_format': {'counterpart': "dbt: `file_format`", 'default': none, 'accepted': {'delta': none}, 'doc': "A stream target is a Delta table; leave it unset."},
       'on_schema_change': {'counterpart': "dbt incremental: `on_schema_change`", 'default': 'ignore', 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none},
           'doc': "dbt's handling of a change of the model's columns, applied at the window that starts at the source's schema change; a refusal names the change."},
-      'unique_key': {'counterpart': "dbt: `unique_key`; APPLY CHANGES: `KEYS`", 'default': none, 'accepted': 'a column name or a list of column names',
+      'unique_key': {'change_query': true, 'counterpart': "dbt: `unique_key`; APPLY CHANGES: `KEYS`", 'default': none, 'accepted': 'a column name or a list of column names',
           'doc': "The key of a target row. Required by `stream_merge`; on a `table_stream`, each run logs the window's net changes per key. With `stream_read: delta_log` (a stream, or `changes()` in the model) it also pairs a key's delete and insert in one commit into an update."},
       'net_changes': {'counterpart': "Snowflake: a standard stream returns net changes", 'default': true, 'accepted': 'true or false',
           'doc': "A `table_stream` with a `unique_key` logs one net change per key and window; `false` logs every change. `stream_merge` always applies net changes."},

@@ -22,8 +22,11 @@
     {%- endif -%}
   {%- endfor -%}
   {%- set configs = dbt_tablestream.stream_configs() -%}
-  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': configs.stream_read, 'on_feed_off': configs.on_feed_off, 'unique_key': configs.unique_key,
-                                                         'drop_carryovers': drop_carryovers}, 'dbt_tablestream.' ~ query, none) -%}
+  {%- set raw = {'drop_carryovers': drop_carryovers} -%}
+  {%- for name, entry in dbt_tablestream.stream_config_spec().items() if entry.get('change_query') -%}
+    {%- do raw.update({name: configs[name]}) -%}
+  {%- endfor -%}
+  {%- set settings = dbt_tablestream.stream_settings_of(raw, 'dbt_tablestream.' ~ query, none) -%}
   {%- set read = settings.stream_read -%}
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}

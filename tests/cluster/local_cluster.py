@@ -26,10 +26,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
-from dbt.adapters.tablestream._session import DELTA_SETTINGS, IVY_HOME, LOOPBACK, SMALL_MACHINE_SETTINGS
-
-MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+from dbt.adapters.tablestream._session import DELTA_SETTINGS, IVY_HOME, IVY_SETTINGS, LOOPBACK, SMALL_MACHINE_SETTINGS
 
 # The local profile's small-machine sizing, less what only a local-mode driver takes, plus what a
 # standalone cluster adds: executors sized for 2 cores.
@@ -60,6 +59,13 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
+def maven_repository() -> str:
+    """The Maven repository the local profile's Ivy settings resolve delta-spark from, so the
+    cluster's one extra jar comes from the same place."""
+    (central,) = ElementTree.parse(IVY_SETTINGS).getroot().iter("ibiblio")
+    return central.attrib["root"].rstrip("/")
+
+
 def hive_llap_common_jar() -> str:
     """hive-llap-common for the Thrift server's own class path, fetched once from Maven Central into
     Ivy's jar folder. Spark 4 no longer ships it (SPARK-51029), yet Hive's FunctionRegistry needs it
@@ -70,7 +76,7 @@ def hive_llap_common_jar() -> str:
     version = hive_exec.name.removeprefix("hive-exec-").removesuffix("-core.jar")
     jar = Path(IVY_HOME).expanduser() / "jars" / f"org.apache.hive_hive-llap-common-{version}.jar"
     if not jar.is_file():
-        url = f"{MAVEN_CENTRAL}/org/apache/hive/hive-llap-common/{version}/hive-llap-common-{version}.jar"
+        url = f"{maven_repository()}/org/apache/hive/hive-llap-common/{version}/hive-llap-common-{version}.jar"
         jar.parent.mkdir(parents=True, exist_ok=True)
         # Written aside and renamed: two test workers may fetch it at once.
         partial = jar.with_name(f"{jar.name}.{os.getpid()}.part")

@@ -193,12 +193,15 @@ def config_reference() -> str:
         "model takes dbt's `partition_by`, `tblproperties`, `persist_docs`, `contract`, `grants`,",
         "`pre_hook` and `post_hook`.",
         "",
-        "| config | materializations | accepted | default | counterpart | what it does |",
+        "| config | applies to | accepted | default | counterpart | what it does |",
         "|---|---|---|---|---|---|",
     ]
     for name, entry in SPEC.items():
         accepted = render("stream_config_accepted", entry)
-        materializations = ", ".join(f"`{each}`" for each in applies_to(entry))
+        readers = [f"`{each}`" for each in applies_to(entry)] + (
+            ["a model's `changes()`"] if entry.get("change_query") else []
+        )
+        materializations = ", ".join(readers)
         lines.append(
             f"| `{name}` | {materializations} | {cell(accepted)} | {shown(entry['default'])} "
             f"| {cell(entry['counterpart'])} | {cell(entry['doc'])} |"
