@@ -163,7 +163,7 @@ class TableStream:
         )
         if not state["tracked"]:
             raise StreamError(
-                render("stream_untracked_message", f"Stream {self.name}", self.source, read, False, False)
+                render("stream_untracked_message", render("stream_subject", self.name), self.source, read, False, False)
             )
         return state
 
@@ -254,9 +254,7 @@ class TableStream:
             retained_from = None
             if commits is not None:
                 retained_from = self.spark.sql(render("retained_from_sql", window["file_retention"])).collect()[0][0]
-            problem = render(
-                "window_problem", self.source, window, position.table_id, window["remedy"], commits, retained_from
-            )
+            problem = render("window_problem", self.source, window, position.table_id, commits, retained_from)
             if problem is not None:
                 raise StreamError(problem)
         if window["after"] < window["through"]:

@@ -53,13 +53,14 @@
                                                         'Stream ' ~ row['stream_name'], none) -%}
   {%- set stream = dbt_tablestream.stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
                                                           'through': latest_version, 'source_table_id': detail['id'],
-                                                          'file_retention': dbt_tablestream.file_retention(properties)}) -%}
+                                                          'file_retention': dbt_tablestream.file_retention(properties),
+                                                          'remedy': "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last)
+                                                                    ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`."}) -%}
   {%- set retention = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0] -%}
-  {%- set remedy = "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last) ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`." -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}
   {%- set since = dbt_tablestream.history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
-  {%- set problem = dbt_tablestream.window_problem(relation, stream, row['source_table_id'], remedy, since, retention['retained_from']) -%}
+  {%- set problem = dbt_tablestream.window_problem(relation, stream, row['source_table_id'], since, retention['retained_from']) -%}
   {%- do health.update({'stale': problem is not none, 'problem': problem}) -%}
   {%- for commit in since or [] if (commit['version'] | int) == offset -%}
     {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}

@@ -49,7 +49,7 @@
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
   {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
   {%- if not state.tracked and not from_log -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message('Stream ' ~ stream_name, dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(dbt_tablestream.stream_subject(stream_name), dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
   {%- endif -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
        log's newest epoch (an older run's) would win the next position and re-apply its window. --#}

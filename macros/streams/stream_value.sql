@@ -11,6 +11,13 @@
 {% endmacro %}
 
 
+{#-- How a refusal names a stream: `Stream <name>`. The one place it is spelled for a stream's
+     value (stream_input's `subject`) and for messages raised before the value exists. --#}
+{% macro stream_subject(name) %}
+  {{ return('Stream ' ~ name) }}
+{% endmacro %}
+
+
 {#-- One stream input: `fields` names its position and window (stream, epoch, source,
      source_table_id, after, through, and the optional keys below, none or false when left out),
      `settings` the model's stream settings (stream_settings_of) for how it reads. `subject` and
@@ -21,7 +28,7 @@
   {%- set optional = {'epoch': none, 'source_table_id': none, 'latest': fields.get('through'), 'restart': false, 'snapshot': false,
                       'timestamp': none, 'file_retention': none, 'runs': none, 'view': none, 'split': none,
                       'schema_change': none, 'schema_version': none, 'note': none, 'files': none,
-                      'subject': 'Stream ' ~ fields.stream, 'remedy': none} -%}
+                      'subject': dbt_tablestream.stream_subject(fields.stream), 'remedy': none} -%}
   {%- for name in fields if name not in ['stream', 'source', 'after', 'through'] and name not in optional -%}
     {{ exceptions.raise_compiler_error("stream_input: unknown key " ~ name ~ " (stream_value.yml lists the keys).") }}
   {%- endfor -%}

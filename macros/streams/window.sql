@@ -28,7 +28,7 @@
 {% macro spark__stream_window_problem(relation, stream, table_id, window_rows=none) %}
   {%- if stream.snapshot -%}{{ return(none) }}{%- endif -%}
   {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
-  {{ return(dbt_tablestream.window_problem(relation, stream, table_id, dbt_tablestream.stream_remedy(stream), window_rows, retained_from)) }}
+  {{ return(dbt_tablestream.window_problem(relation, stream, table_id, window_rows, retained_from)) }}
 {% endmacro %}
 
 
@@ -127,14 +127,15 @@
 {% endmacro %}
 
 
-{% macro window_problem(relation, stream, table_id, remedy, window_rows=none, retained_from=none) %}
-  {{ return(adapter.dispatch('window_problem', 'dbt_tablestream')(relation, stream, table_id, remedy, window_rows, retained_from)) }}
+{% macro window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
+  {{ return(adapter.dispatch('window_problem', 'dbt_tablestream')(relation, stream, table_id, window_rows, retained_from)) }}
 {% endmacro %}
 
 
 {#-- Why the window (after, through] of the source cannot be read, or none. `retained_from`: the
      time before which VACUUM may have removed the source's files (spark__retained_from_sql). --#}
-{% macro spark__window_problem(relation, stream, table_id, remedy, window_rows=none, retained_from=none) %}
+{% macro spark__window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
+  {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
     {{ return(stream.subject ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
         ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
@@ -162,7 +163,7 @@
         ~ stream.after ~ " cannot be read completely. Run the stream more often than that, or raise the source's "
         ~ "delta.deletedFileRetentionDuration. " ~ remedy) }}
   {%- endfor -%}
-  {{ return(dbt_tablestream.window_commits_problem(stream, window, remedy)) }}
+  {{ return(dbt_tablestream.window_commits_problem(stream, window)) }}
 {% endmacro %}
 
 
@@ -201,8 +202,8 @@
 {% endmacro %}
 
 
-{% macro window_commits_problem(stream, window_rows, remedy) %}
-  {{ return(adapter.dispatch('window_commits_problem', 'dbt_tablestream')(stream, window_rows, remedy)) }}
+{% macro window_commits_problem(stream, window_rows) %}
+  {{ return(adapter.dispatch('window_commits_problem', 'dbt_tablestream')(stream, window_rows)) }}
 {% endmacro %}
 
 
@@ -212,7 +213,8 @@
      untracked commits from the Delta log (stream_read: delta_log, on_feed_off: delta_log); and
      none is older than what a later VACUUM in the window kept. Delta itself refuses such reads
      too, but later and less clearly. --#}
-{% macro spark__window_commits_problem(stream, window_rows, remedy) %}
+{% macro spark__window_commits_problem(stream, window_rows) %}
+  {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
   {%- set data_operations = dbt_tablestream.delta_data_operations() -%}
   {%- set commits = dbt_tablestream.window_commit_states(stream, window_rows) -%}
   {%- set toggles = commits | selectattr('toggle', 'ne', none) | list -%}
@@ -220,7 +222,7 @@
   {%- set untracked = toggles | rejectattr('toggle') | list -%}
   {%- if toggles and toggles[0].toggle and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
   {%- if stream.read == 'changelog' and untracked -%}
-    {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0], remedy)) }}
+    {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0])) }}
   {%- endif -%}
   {%- set from_log = dbt_tablestream.stream_reads_log(stream.read, stream.on_feed_off) -%}
   {%- for commit in commits -%}
@@ -294,7 +296,8 @@
 
 {#-- A window that Delta's changelog cannot read: row tracking was turned on after its first
      version, or turned off inside it. --#}
-{% macro changelog_window_problem(stream, toggle, remedy) %}
+{% macro changelog_window_problem(stream, toggle) %}
+  {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
   {%- if toggle.tracked -%}
     {{ return(stream.subject ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
         ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", " ~ stream.through
@@ -343,7 +346,7 @@
 
 
 {#-- What a refusal of the reader's window advises: the value's own `remedy` (a change query's,
-     the PySpark API's), else the model's stream reset. --#}
+     stream_health's, the PySpark API's), else the model's stream reset. --#}
 {% macro stream_remedy(stream) %}
   {{ return(stream.remedy if stream.remedy is not none else dbt_tablestream.stream_reset_remedy()) }}
 {% endmacro %}

@@ -40,6 +40,7 @@ def window(after: int, through: int) -> dict[str, Any]:
     return {
         "stream": "log__app_t",
         "subject": "Stream log__app_t",
+        "remedy": REMEDY,
         "source": "app.t",
         "after": after,
         "through": through,
@@ -50,7 +51,7 @@ def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:
     """The refusal message for the window (after, latest], or None when it is readable."""
     macros = renderer.model("orders_changes").package
     through = DeltaTable(str(path)).version()
-    problem = macros["window_commits_problem"](window(after, through), history_rows(path), REMEDY)
+    problem = macros["window_commits_problem"](window(after, through), history_rows(path))
     return None if problem is None else str(problem)
 
 

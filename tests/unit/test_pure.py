@@ -89,6 +89,7 @@ def test_the_stream_api_renders_the_package_macros() -> None:
         "through": 7,
         "source": "app.t",
         "subject": "Stream s",
+        "remedy": "Reset it.",
     }
     opened = render("stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
     assert opened[:2] == [
@@ -96,7 +97,7 @@ def test_the_stream_api_renders_the_package_macros() -> None:
         "set spark.databricks.delta.write.txnVersion = 7",
     ]
     assert '"tablestream.invocation_id": "run-1"' in opened[2]
-    problem = render("window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", "Reset it.", [])
+    problem = render("window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", [])
     assert problem.startswith("Stream s: the source app.t was dropped and recreated") and problem.endswith("Reset it.")
 
 
@@ -107,7 +108,15 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
 
     from dbt_tablestream._macros import render
 
-    stream = {"stream": "s", "subject": "Stream s", "source": "app.t", "after": 4, "through": 7, "read": "changelog"}
+    stream = {
+        "stream": "s",
+        "subject": "Stream s",
+        "remedy": "Reset it.",
+        "source": "app.t",
+        "after": 4,
+        "through": 7,
+        "read": "changelog",
+    }
 
     def commit(version: int, operation: str, parameters: str = "") -> dict:
         return {
@@ -121,21 +130,21 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
     disable = '{"properties": "{\\"delta.enableRowTracking\\":\\"false\\"}"}'
     feed_off = '{"properties": "{\\"delta.enableChangeDataFeed\\":\\"false\\"}"}'
     late = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", enable), commit(7, "WRITE")]
-    problem = render("window_commits_problem", stream, late, "Reset it.")
+    problem = render("window_commits_problem", stream, late)
     assert problem.startswith("Stream s: row tracking was enabled on app.t at version 6, after the first version 5")
     assert "run the model once with stream_read: table_changes" in problem and problem.endswith("reset it.")
     off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", disable), commit(7, "WRITE")]
-    assert "row tracking was disabled on app.t at version 6" in render("window_commits_problem", stream, off, "R.")
+    assert "row tracking was disabled on app.t at version 6" in render("window_commits_problem", stream, off)
     at_start = [commit(5, "SET TBLPROPERTIES", enable), commit(6, "WRITE"), commit(7, "SET TBLPROPERTIES", feed_off)]
-    assert render("window_commits_problem", stream, at_start, "R.") is None
+    assert render("window_commits_problem", stream, at_start) is None
     # The same history read through the change feed: only the feed's settings count.
     feed = {**stream, "read": "table_changes"}
-    assert render("window_commits_problem", feed, late, "R.") is None
+    assert render("window_commits_problem", feed, late) is None
     feed_turned_off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", feed_off), commit(7, "WRITE")]
     assert "change data feed of app.t was not enabled at version 7" in render(
-        "window_commits_problem", feed, feed_turned_off, "R."
+        "window_commits_problem", feed, feed_turned_off
     )
-    assert render("window_commits_problem", stream, feed_turned_off, "R.") is None
+    assert render("window_commits_problem", stream, feed_turned_off) is None
 
 
 @pytest.mark.parametrize(
