@@ -32,7 +32,8 @@
   {%- set names = [] -%}
   {%- for version in versions -%}{%- do names.append('%020d' | format(version | int)) -%}{%- endfor -%}
   {%- set files = location.rstrip('/') ~ '/_delta_log/' ~ ('{' ~ names | join(',') ~ '}' if names | length > 1 else names[0]) ~ '.json' -%}
-  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string, deletionVector: struct<storageType: string, cardinality: bigint>>' -%}
+  {%- set file_action = 'struct<path: string, partitionValues: map<string, string>, dataChange: boolean, stats: string, '
+      ~ 'deletionVector: struct<storageType: string, pathOrInlineDv: string, offset: int, sizeInBytes: int, cardinality: bigint>>' -%}
   {%- set action = 'struct<commitInfo: struct<operation: string, inCommitTimestamp: bigint>, add: ' ~ file_action
                    ~ ', remove: ' ~ file_action ~ ', metaData: struct<id: string>>' -%}
   {%- set sql -%}
@@ -47,6 +48,7 @@ select
   to_json(coalesce(action.add.partitionValues, action.remove.partitionValues)) as partition_values,
   coalesce(action.add.stats, action.remove.stats) as stats,
   coalesce(action.add.deletionVector, action.remove.deletionVector) is not null as deletion_vector,
+  to_json(coalesce(action.add.deletionVector, action.remove.deletionVector)) as vector,
   coalesce(action.add.deletionVector.cardinality, action.remove.deletionVector.cardinality, 0) as deleted_rows,
   coalesce(action.add.dataChange, action.remove.dataChange, false) as data_change
 from (
@@ -67,7 +69,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 {#-- The data commits among `versions` (consecutive), oldest first: {version, operation, millis,
      adds, removes}, each file {name, path, partition (its partition values), stats (Delta's
      per-file statistics), deletion_vector (whether it has one), deleted_rows (its deletion
-     vector's cardinality), read_version}. `read_version` is the version a time-travel read of the
+     vector's cardinality), vector (the log's descriptor of it, or none), read_version}. `read_version` is the version a time-travel read of the
      file uses: a removed file's rows as of the version before its commit, an added file's as of
      its commit, moved to the version before the first of `versions` or to the last of them where
      no commit in between acts on its path or changes the metadata. The file is the same there, and
@@ -103,7 +105,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- endif -%}
     {%- if row['kind'] in ['add', 'remove'] and row['data_change'] -%}
       {%- do commit[row['kind'] ~ 's'].append({'name': row['path'].split('/')[-1], 'path': row['path'], 'deletion_vector': row['deletion_vector'],
-          'deleted_rows': row['deleted_rows'] | int,
+          'deleted_rows': row['deleted_rows'] | int, 'vector': fromjson(row['vector']) if row['vector'] else none,
           'partition': fromjson(row['partition_values']) if row['partition_values'] else {},
           'stats': fromjson(row['stats']) if row['stats'] else {}}) -%}
     {%- endif -%}
@@ -150,14 +152,16 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      column, then _change_type ('delete' for a removed file's rows, 'insert' for an added file's),
      _commit_version and _commit_timestamp. None when there is nothing to read. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
-     plain path; at most 50 read with their rows a window, vector-changed files' included, as
-     each costs a DESCRIBE of its footer at compile time): a time-travel read of a version costs
-     its snapshot and, restricted by file name, scans every file of it (measured in
-     bench/README.md). A file a commit both removed and added is one whose deletion vector it
-     changed (delta_log_vector_changes_sql). --#}
+     plain path; at most 50 files a window read with their rows, vector-changed files' included,
+     as each costs a DESCRIBE of its footer at compile time: delta_log_direct_reads): a time-travel
+     read of a version costs its snapshot and, restricted by file name, scans every file of it
+     (measured in bench/README.md). A file a commit both removed and added is one whose deletion
+     vector it changed (delta_log_vector_changes_sql), read from its vectors' own bytes where the
+     window's vectors can be decoded (delta_log_decode_vectors). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
   {%- set parts = [] -%}
-  {%- set direct = namespace(left=50) -%}
+  {%- set direct = dbt_tablestream.delta_log_direct_reads() -%}
+  {%- do dbt_tablestream.delta_log_decode_vectors(stream, commits) -%}
   {%- for commit in commits -%}
     {%- set readded = commit.adds | map(attribute='path') | list -%}
     {%- set revectored = commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list -%}
@@ -166,14 +170,13 @@ where action.commitInfo is not null or action.metaData is not null or action.add
       {%- set change = dbt_tablestream.delta_log_change_columns_sql(side, commit) -%}
       {%- set by_path, travelled = [], [] -%}
       {%- for file in files -%}
-        {%- if direct.left > 0 and dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) -%}
-          {%- set direct.left = direct.left - 1 -%}
+        {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and dbt_tablestream.delta_log_take_direct_read(direct, file) -%}
           {%- do by_path.append(file) -%}
         {%- else -%}
           {%- do travelled.append(file) -%}
         {%- endif -%}
       {%- endfor -%}
-      {%- do parts.extend(dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns, change)) -%}
+      {%- do parts.extend(dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns, change, direct.described)) -%}
       {%- do parts.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns, '*, ' ~ change)) -%}
     {%- endfor -%}
     {%- if revectored -%}
@@ -181,6 +184,25 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- endif -%}
   {%- endfor -%}
   {{ return(parts | join('\n  union all\n  ') if parts else none) }}
+{% endmacro %}
+
+
+{#-- The window's budget of data files read by their path with their rows: `left`, how many more
+     it may describe (each costs a DESCRIBE of its footer at compile time), and `described`, path
+     -> its footer's columns (none until described), so a file read again costs nothing more. --#}
+{% macro delta_log_direct_reads() %}
+  {{ return(namespace(left=50, described={})) }}
+{% endmacro %}
+
+
+{#-- Whether `file` may be read by its path with its rows within the budget `direct`
+     (delta_log_direct_reads), taking its place in it. --#}
+{% macro delta_log_take_direct_read(direct, file) %}
+  {%- if file.path in direct.described -%}{{ return(true) }}{%- endif -%}
+  {%- if direct.left <= 0 -%}{{ return(false) }}{%- endif -%}
+  {%- set direct.left = direct.left - 1 -%}
+  {%- do direct.described.update({file.path: none}) -%}
+  {{ return(true) }}
 {% endmacro %}
 
 
@@ -196,10 +218,15 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      longer holds after it, matched by `_metadata.row_index` within the file, so nothing the file
      still holds is read twice or cancelled as a carry-over. A DELETE, UPDATE or MERGE only
      extends a file's deletion vector; any other commit, or a vector that shrank, may also bring
-     rows back: those are its inserts, found the same way the other way round. `direct`: the
-     window's budget of files read by path with their rows (delta_log_changes_sql). --#}
+     rows back: those are its inserts, found the same way the other way round. A file whose
+     vectors were decoded is read from them instead (delta_log_vector_position_reads_sql).
+     `direct`: the window's budget of files read by path with their rows
+     (delta_log_direct_reads). --#}
 {% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
-  {%- set direct = direct if direct is not none else namespace(left=50) -%}
+  {%- set direct = direct if direct is not none else dbt_tablestream.delta_log_direct_reads() -%}
+  {%- set by_position = dbt_tablestream.delta_log_vector_position_reads_sql(stream, commit, paths, columns, direct) -%}
+  {%- set paths = by_position.paths_left -%}
+  {%- if not paths -%}{{ return(by_position.selects) }}{%- endif -%}
   {%- set vectors = namespace(only_extended=commit.operation in ['DELETE', 'UPDATE', 'MERGE']) -%}
   {%- for file in commit.adds | selectattr('path', 'in', paths) -%}
     {%- set before = commit.removes | selectattr('path', 'equalto', file.path) | first -%}
@@ -207,7 +234,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- endfor -%}
   {%- set quoted = [] -%}
   {%- for column in columns -%}{%- do quoted.append(adapter.quote(column.name)) -%}{%- endfor -%}
-  {%- set parts = [] -%}
+  {%- set parts = by_position.selects -%}
   {%- for side, held, lost in [('delete', 'removes', 'adds'), ('insert', 'adds', 'removes')]
         if side == 'delete' or not vectors.only_extended -%}
     {%- do parts.append('select ' ~ quoted | join(', ') ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
@@ -216,6 +243,45 @@ where action.commitInfo is not null or action.metaData is not null or action.add
         ~ 'using (__tablestream_file, __tablestream_row_index)') -%}
   {%- endfor -%}
   {{ return(parts) }}
+{% endmacro %}
+
+
+{#-- The changes of the files at `paths` whose vectors the commit changed, read from the vectors
+     themselves (`positions`, delta_log_decode_vectors): a file's deletes are its rows at the
+     positions its new vector marks and its old one did not, its inserts the other way round, the
+     file read by its path (every row it was written with) and filtered to those positions by
+     `_metadata.row_index`, Delta's row position. Returns {selects, paths_left}: the paths it does
+     not read so (a vector not decoded, a file Delta must read, the budget spent) are left to the
+     read by time travel. --#}
+{% macro delta_log_vector_position_reads_sql(stream, commit, paths, columns, direct) %}
+  {%- set read, paths_left = [], [] -%}
+  {%- for path in paths -%}
+    {%- set before = commit.removes | selectattr('path', 'equalto', path) | first -%}
+    {%- set after = commit.adds | selectattr('path', 'equalto', path) | first -%}
+    {%- if before.get('positions') is not none and after.get('positions') is not none
+          and dbt_tablestream.delta_log_file_readable_by_path(stream.files, after, by_position=true)
+          and dbt_tablestream.delta_log_take_direct_read(direct, after) -%}
+      {%- do read.append({'file': after, 'before': before.positions, 'after': after.positions}) -%}
+    {%- else -%}
+      {%- do paths_left.append(path) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set selects = [] -%}
+  {%- for side, marked, unmarked in [('delete', 'after', 'before'), ('insert', 'before', 'after')] -%}
+    {%- set rows, files = {}, [] -%}
+    {%- for entry in read -%}
+      {%- set kept = {} -%}
+      {%- for position in entry[unmarked] -%}{%- do kept.update({position: true}) -%}{%- endfor -%}
+      {%- set changed = entry[marked] | reject('in', kept) | list -%}
+      {%- if changed -%}
+        {%- do rows.update({entry.file.path: changed}) -%}
+        {%- do files.append(entry.file) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- do selects.extend(dbt_tablestream.delta_log_path_reads_sql(stream.files, files, columns,
+          dbt_tablestream.delta_log_change_columns_sql(side, commit), direct.described, rows)) -%}
+  {%- endfor -%}
+  {{ return({'selects': selects, 'paths_left': paths_left}) }}
 {% endmacro %}
 
 
@@ -232,15 +298,15 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set by_path, travelled = [], [] -%}
   {%- for file in entries -%}
-    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and (direct is none or direct.left > 0) -%}
-      {%- if direct is not none -%}{%- set direct.left = direct.left - 1 -%}{%- endif -%}
+    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and (direct is none or dbt_tablestream.delta_log_take_direct_read(direct, file)) -%}
       {%- do by_path.append(file) -%}
     {%- else -%}
       {%- do travelled.append(file) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- set tail = '_metadata.file_name as __tablestream_file, ' ~ position -%}
-  {%- set selects = dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns if direct is not none else none, tail) -%}
+  {%- set selects = dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns if direct is not none else none, tail,
+        direct.described if direct is not none else none) -%}
   {%- do selects.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns,
         ('*, ' if direct is not none else '') ~ tail, commit.adds)) -%}
   {{ return(selects | join('\n    union all\n    ')) }}
@@ -264,11 +330,13 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 {% endmacro %}
 
 
-{#-- Whether a file read by its path gives what Delta's read gives: no deletion vector, no column
-     mapping, a plain path (no escape, no scheme), and a commit that left the metadata as it was
-     (`travel`: a file of a metadata commit is read under its own version's). --#}
-{% macro delta_log_file_readable_by_path(source_files, file) %}
-  {{ return(not file.deletion_vector and not file.get('travel') and source_files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path) }}
+{#-- Whether a file read by its path gives what Delta's read gives: no deletion vector (unless the
+     read selects rows by position itself: `by_position`), no column mapping, a plain path (no
+     escape, no scheme), and a commit that left the metadata as it was (`travel`: a file of a
+     metadata commit is read under its own version's). --#}
+{% macro delta_log_file_readable_by_path(source_files, file, by_position=false) %}
+  {{ return((by_position or not file.deletion_vector) and not file.get('travel') and source_files.column_mapping in [none, 'none']
+            and '%' not in file.path and ':' not in file.path) }}
 {% endmacro %}
 
 
@@ -277,24 +345,34 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      types and whose select lists are the same (their partition values) are one Parquet relation,
      `parquet.`<directory>/{a,b}``: each relation of a query is analysed on its own (50 files as
      50 relations analysed and counted in 3.5 s, as one in 0.26 s; bench/README.md). A name
-     outside [A-Za-z0-9._=-] is read alone, as no glob must read it. --#}
-{% macro delta_log_path_reads_sql(source_files, files, columns, tail) %}
+     outside [A-Za-z0-9._=-] is read alone, as no glob must read it. `described`: path -> its
+     footer's columns, described once a window (delta_log_direct_reads). `positions`: path -> the
+     row positions to read of it, or none for every row. --#}
+{% macro delta_log_path_reads_sql(source_files, files, columns, tail, described=none, positions=none) %}
+  {%- set described = described if described is not none else {} -%}
   {%- set groups = {} -%}
   {%- for file in files -%}
-    {%- set schema = dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path))
-                     if columns is not none else [] -%}
+    {%- if columns is not none and described.get(file.path) is none -%}
+      {%- do described.update({file.path: dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path))}) -%}
+    {%- endif -%}
+    {%- set schema = described[file.path] if columns is not none else [] -%}
     {%- set selected = dbt_tablestream.delta_log_file_columns_sql(source_files, file, columns, schema) ~ ', ' if columns is not none else '' -%}
     {%- set directory = file.path[:file.path | length - file.name | length] -%}
     {%- set alone = modules.re.fullmatch('[A-Za-z0-9._=-]+', file.name) is none -%}
     {%- set key = directory ~ '\n' ~ schema | string ~ '\n' ~ selected ~ ('\n' ~ file.path if alone else '') -%}
-    {%- if key not in groups -%}{%- do groups.update({key: {'directory': directory, 'selected': selected, 'names': []}}) -%}{%- endif -%}
+    {%- if key not in groups -%}{%- do groups.update({key: {'directory': directory, 'selected': selected, 'names': [], 'rows': []}}) -%}{%- endif -%}
     {%- do groups[key]['names'].append(file.name) -%}
+    {%- if positions is not none -%}
+      {%- do groups[key]['rows'].append('(_metadata.file_name = ' ~ dbt_tablestream.sql_string(file.name) ~ ' and _metadata.row_index in ('
+          ~ positions[file.path] | join(', ') ~ '))') -%}
+    {%- endif -%}
   {%- endfor -%}
   {%- set selects = [] -%}
   {%- for group in groups.values() -%}
     {%- set names = group['names'] -%}
     {%- set leaf = names[0] if names | length == 1 else '{' ~ names | join(',') ~ '}' -%}
-    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(source_files, group['directory'] ~ leaf)) -%}
+    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(source_files, group['directory'] ~ leaf)
+        ~ ('\n    where ' ~ group['rows'] | join('\n      or ') if positions is not none else '')) -%}
   {%- endfor -%}
   {{ return(selects) }}
 {% endmacro %}

@@ -260,6 +260,45 @@ def test_deletion_vectors_and_column_mapping_are_read_from_the_log(tmp_path: Pat
 
 
 @pytest.mark.extended
+def test_a_deletion_vector_commit_is_read_from_its_vectors_bytes_without_time_travel(tmp_path: Path) -> None:
+    """Deletion vectors read from their own bytes (macros/delta/deletion_vectors.sql), as each
+    container of Delta's Roaring format holds them: runs of neighbouring rows, half of a
+    10,000-row file as a bitmap, two scattered rows of another file as an array; each vector grows
+    commit by commit. The reads select the rows at the positions each commit marked from the file
+    by its path, so no statement travels in time, and the changes are what the commits changed."""
+    bench = StreamBench(tmp_path, {"changes_log": changes("plain", "delta_log")}, sources=("fed", "plain"))
+    plain = Twins(bench, {"delta.enableDeletionVectors": "true"}).tables["plain"]
+    spark = shared_spark()
+    for first, last in ((1, 10000), (20001, 20100)):
+        spark.sql(
+            f"insert into {plain} select /*+ REPARTITION(1) */ id, concat('n', id), 1 from range({first}, {last + 1}) as r(id)"
+        )
+    bench.run()
+    spark.sql(f"delete from {plain} where id between 20 and 40")
+    spark.sql(f"update {plain} set age = 2 where id in (7, 8999)")
+    spark.sql(f"delete from {plain} where id % 2 = 0 and id > 100 and id < 20000")
+    spark.sql(f"delete from {plain} where id in (3, 9001, 20005, 20050)")
+    statements: list[str] = []
+
+    def record(event: Any) -> None:
+        if event.info.name == "SQLQuery":
+            statements.append(str(event.data.sql))
+
+    before = bench.target_rows("changes_log")
+    result = bench.invoke("run", "-s", "changes_log", callbacks=[record])
+    assert result.success, result.exception
+    appended = Counter(row[:4] for row in (bench.target_rows("changes_log") - before).elements())
+    deleted = [*range(20, 41), *range(102, 10001, 2), 3, 9001, 20005, 20050]
+    updated = [
+        (key, f"n{key}", age, kind) for key in (7, 8999) for age, kind in ((1, "UPDATE_BEFORE"), (2, "UPDATE_AFTER"))
+    ]
+    expected = Counter([*((key, f"n{key}", 1, "DELETE") for key in deleted), *updated])
+    assert appended == expected, (appended - expected, expected - appended)
+    reads = [sql for sql in statements if "_metadata.row_index in (" in sql]
+    assert reads and not [sql for sql in statements if "version as of" in sql.lower()], statements
+
+
+@pytest.mark.extended
 def test_a_window_before_a_schema_change_is_read_with_its_own_columns(tmp_path: Path) -> None:
     """A window that ends before an ADD COLUMNS is read with the columns it had, as the change
     feed reads it: its files read by path select those columns, as do its time-travel reads (two
