@@ -85,7 +85,9 @@
      version. Within a version, equal rows of a pair's two sides (update_preimage with
      update_postimage, delete with insert) cancel one for one; what is left over on either side is
      a real change. Equal means every column equal, NULLs included (a map column compared by its
-     JSON, timestamps to the microsecond). --#}
+     JSON, timestamps to the microsecond). Both windows share one partitioning and order (the
+     counts over the whole partition), so Spark sorts the rows once, not twice: 20% off a log read
+     of two rewritten files of 250,000 rows (bench/README.md). --#}
 {% macro drop_carryovers_sql(changes_relation, columns) %}
   {%- set identity = ['_commit_version', "_change_type in ('update_preimage', 'update_postimage')"] -%}
   {%- for column in columns -%}
@@ -105,7 +107,8 @@
       count_if(not {{ before }}) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from {{ changes_relation }}
-    window __tablestream_pair as ({{ partition }}),
+    window __tablestream_pair as ({{ partition }} order by case when {{ before }} then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as ({{ partition }} order by case when {{ before }} then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when {{ before }} then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)

@@ -50,7 +50,8 @@ from (
       count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from table_changes('app.orders', 2, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
@@ -78,7 +79,8 @@ from (
       count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from table_changes('app.orders', 2, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
@@ -124,7 +126,8 @@ from (
       count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from table_changes('app.orders', 2, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
@@ -239,7 +242,8 @@ from (
       count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from table_changes('app.orders', 6, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
@@ -267,7 +271,8 @@ from (
       count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from table_changes('app.orders', 6, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
@@ -298,7 +303,8 @@ from (
       count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
       row_number() over (__tablestream_side) as __tablestream_rank
     from table_changes('app.orders', 6, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status`),
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
