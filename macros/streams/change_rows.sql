@@ -69,13 +69,15 @@
 {% endmacro %}
 
 
-{#-- Whether a read leaves out carry-over rows: `drop_carryovers` for reads of the
-     change data feed. A snapshot has none, and Delta's changelog (stream_read: changelog) already
-     drops them (Spark's default deduplicationMode). --#}
+{#-- Whether a read leaves out carry-over rows: `drop_carryovers` for reads of the change data
+     feed and of Delta's changelog (stream_read: changelog). A snapshot has none. The changelog
+     drops rows a rewrite copied (Spark's default deduplicationMode), but a MERGE or UPDATE that
+     sets a row to the values it had gives the row a new commit version, and the changelog shows
+     it as an update with equal images, as the feed does. --#}
 {% macro stream_drops_carryovers(stream) %}
   {%- if stream.snapshot -%}{{ return(false) }}{%- endif -%}
   {#-- A read of the Delta log lists a rewritten file's unchanged rows on both sides: always dropped. --#}
-  {{ return(stream.get('files') is not none or (stream.drop_carryovers and stream.read == 'table_changes')) }}
+  {{ return(stream.get('files') is not none or (stream.drop_carryovers and stream.read in ['table_changes', 'changelog'])) }}
 {% endmacro %}
 
 

@@ -42,6 +42,17 @@ def logged(bench: StreamBench, model: str) -> Counter:
     return Counter((row["id"], row["v"], row["__change_type"], row["__commit_version"]) for row in rows)
 
 
+def create_sources() -> None:
+    """`app.feed` with the change feed on and `app.tracked` with row tracking on, alike otherwise."""
+    spark = shared_spark()
+    spark.sql(
+        "create table app.feed (id int, v string) using delta tblproperties ('delta.enableChangeDataFeed' = 'true')"
+    )
+    spark.sql(
+        "create table app.tracked (id int, v string) using delta tblproperties ('delta.enableRowTracking' = 'true')"
+    )
+
+
 def both(statement: str) -> None:
     for table in ("app.feed", "app.tracked"):
         shared_spark().sql(statement.format(table=table))
@@ -54,13 +65,7 @@ def test_the_five_commits_give_the_same_targets_through_changes_as_through_the_c
     Read in two windows, (-1, 2] (key 1 inserted and updated in it) and (2, 5]: the targets read
     through Delta's changelog, netted by the package or by Spark, equal those through the change feed."""
     bench = StreamBench(tmp_path, MODELS, sources=("feed", "tracked"))
-    spark = shared_spark()
-    spark.sql(
-        "create table app.feed (id int, v string) using delta tblproperties ('delta.enableChangeDataFeed' = 'true')"
-    )
-    spark.sql(
-        "create table app.tracked (id int, v string) using delta tblproperties ('delta.enableRowTracking' = 'true')"
-    )
+    create_sources()
     both("insert into {table} values (1, 'a'), (2, 'b')")
     both("update {table} set v = 'a2' where id = 1")
     bench.run()
@@ -87,6 +92,24 @@ def test_the_five_commits_give_the_same_targets_through_changes_as_through_the_c
     for model in ("merge_feed", "merge_changes", "merge_spark_net"):
         assert Counter(row[:2] for row in bench.target_rows(model)) == final, model
     assert sorted(row["to_version"] for row in bench.offsets() if row["to_version"] is not None) == [2] * 5 + [5] * 5
+
+
+def test_an_update_to_the_same_values_is_no_change_through_changes_as_through_the_change_feed(tmp_path: Path) -> None:
+    """An UPDATE that sets every row to the values it had (as dbt's merge strategy updates every
+    matched row) gives each row a new commit version: Delta's changelog shows it as an update with
+    equal images, and the package drops those as carry-overs, as it does the change feed's
+    (drop_carryovers). Only the row that changed is logged."""
+    bench = StreamBench(
+        tmp_path, {name: MODELS[name] for name in ("log_feed", "log_changes")}, sources=("feed", "tracked")
+    )
+    create_sources()
+    both("insert into {table} values (1, 'a'), (2, 'b')")
+    bench.run()
+    both("update {table} set v = case when id = 2 then 'b2' else v end")
+    bench.run()
+    changed = Counter([(2, "b", "UPDATE_BEFORE", 2), (2, "b2", "UPDATE_AFTER", 2)])
+    inserted = Counter([(1, "a", "INSERT", 1), (2, "b", "INSERT", 1)])
+    assert logged(bench, "log_changes") == logged(bench, "log_feed") == inserted + changed
 
 
 def test_changes_are_refused_without_row_tracking_and_before_it_was_enabled(tmp_path: Path) -> None:

@@ -227,7 +227,18 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 );
 
 -- orders_current_changes: next_run / null_keys
@@ -259,7 +270,18 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_rows
           group by `order_id`
         ) as __tablestream_keys
@@ -305,7 +327,18 @@ from (
     end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
 )) as __tablestream_model
 ), __tablestream_ordered as (
   select *,
