@@ -70,7 +70,9 @@
 
 {#-- One 32-bit Roaring bitmap at byte `start` of `digits`, each value plus `high`: {positions,
      end (the byte after it)}; none for a cookie this does not know. Its containers are arrays of
-     16-bit values, bitmaps of 65,536 bits, or runs (start, length - 1). --#}
+     16-bit values, bitmaps of 65,536 bits, or runs (start, length - 1). A 16-bit value is read
+     inline rather than through little_endian: a macro call per value would cost more than the
+     value. --#}
 {% macro roaring_bitmap_positions(digits, start, high) %}
   {%- set read = namespace(cursor=start + 4, runs=none, size=0) -%}
   {%- set cookie = dbt_tablestream.little_endian(digits, start, 4) -%}
@@ -134,20 +136,26 @@
      of the window's such vectors can be read so: stored beside the data or inline, in the portable
      format, marking at most deletion_vector_decode_limit() rows together, each decoded to as many
      positions as the log says it marks. Else none gets them, and those commits are read by time
-     travel (delta_log_vector_changes_sql). One query reads every stored vector's bytes. --#}
+     travel (delta_log_vector_changes_sql); so under column mapping, where a file read by its path
+     names its columns by their physical names, nothing is decoded. One query reads every stored
+     vector's bytes. --#}
 {% macro spark__delta_log_decode_vectors(stream, commits) %}
+  {%- if stream.files.column_mapping not in [none, 'none'] -%}{{ return(none) }}{%- endif -%}
   {%- set entries = [] -%}
   {%- for commit in commits -%}
-    {%- set readded = commit.adds | map(attribute='path') | list -%}
-    {%- set revectored = commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list -%}
-    {%- do entries.extend((commit.removes + commit.adds) | selectattr('path', 'in', revectored)) -%}
+    {%- do entries.extend((commit.removes + commit.adds) | selectattr('path', 'in', dbt_tablestream.delta_log_revectored_paths(commit))) -%}
   {%- endfor -%}
   {%- set marked = namespace(rows=0) -%}
-  {%- set stored = [] -%}
-  {%- for entry in entries if entry.vector -%}
-    {%- set marked.rows = marked.rows + entry.vector.cardinality | int -%}
-    {%- if entry.vector.storageType == 'u' -%}
-      {%- do stored.append(entry) -%}
+  {#-- Entry index -> {file, name, start} of a vector stored beside the data. --#}
+  {%- set stored = {} -%}
+  {%- for entry in entries -%}
+    {%- set marked.rows = marked.rows + (entry.vector.cardinality | int if entry.vector else 0) -%}
+    {%- if not entry.vector -%}
+    {%- elif entry.vector.storageType == 'u' -%}
+      {%- set file = dbt_tablestream.deletion_vector_file(entry.vector) -%}
+      {%- if file is none -%}{{ return(none) }}{%- endif -%}
+      {#-- The bytes start after the 4-byte size at `offset` (SQL's substring counts from 1). --#}
+      {%- do stored.update({loop.index0: {'file': file, 'name': file.split('/')[-1], 'start': (entry.vector.offset or 0) | int + 5}}) -%}
     {%- elif entry.vector.storageType != 'i' -%}
       {{ return(none) }}
     {%- endif -%}
@@ -156,15 +164,11 @@
   {%- set bytes = {} -%}
   {%- if stored -%}
     {%- set directories = {} -%}
-    {%- for entry in stored -%}
-      {%- set file = dbt_tablestream.deletion_vector_file(entry.vector) -%}
-      {%- if file is none -%}{{ return(none) }}{%- endif -%}
-      {%- set name = file.split('/')[-1] -%}
-      {%- set read = directories.setdefault(file[:file | length - name | length], {'names': [], 'ranges': []}) -%}
-      {%- if name not in read.names -%}{%- do read.names.append(name) -%}{%- endif -%}
-      {#-- The bytes start after the 4-byte size at `offset` (SQL's substring counts from 1). --#}
-      {%- do read.ranges.append('(' ~ dbt_tablestream.sql_string(name) ~ ', ' ~ ((entry.vector.offset or 0) | int + 5) ~ ', '
-          ~ entry.vector.sizeInBytes | int ~ ')') -%}
+    {%- for index, place in stored.items() -%}
+      {%- set read = directories.setdefault(place.file[:place.file | length - place.name | length], {'names': [], 'ranges': []}) -%}
+      {%- if place.name not in read.names -%}{%- do read.names.append(place.name) -%}{%- endif -%}
+      {%- do read.ranges.append('(' ~ dbt_tablestream.sql_string(place.name) ~ ', ' ~ place.start ~ ', '
+          ~ entries[index].vector.sizeInBytes | int ~ ')') -%}
     {%- endfor -%}
     {%- set selects = [] -%}
     {%- for directory, read in directories.items() -%}
@@ -186,7 +190,7 @@
     {%- elif vector.storageType == 'i' -%}
       {%- set positions = dbt_tablestream.deletion_vector_positions(dbt_tablestream.z85_decoded_hex(vector.pathOrInlineDv)[:vector.sizeInBytes | int * 2]) -%}
     {%- else -%}
-      {%- set key = dbt_tablestream.deletion_vector_file(vector).split('/')[-1] ~ '@' ~ ((vector.offset or 0) | int + 5) -%}
+      {%- set key = stored[loop.index0].name ~ '@' ~ stored[loop.index0].start -%}
       {%- set positions = dbt_tablestream.deletion_vector_positions(bytes[key]) if bytes.get(key) else none -%}
     {%- endif -%}
     {%- if positions is none or (vector and positions | length != vector.cardinality | int) -%}{{ return(none) }}{%- endif -%}

@@ -163,8 +163,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- set direct = dbt_tablestream.delta_log_direct_reads() -%}
   {%- do dbt_tablestream.delta_log_decode_vectors(stream, commits) -%}
   {%- for commit in commits -%}
-    {%- set readded = commit.adds | map(attribute='path') | list -%}
-    {%- set revectored = commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list -%}
+    {%- set revectored = dbt_tablestream.delta_log_revectored_paths(commit) -%}
     {%- for side, files in [('delete', commit.removes | rejectattr('path', 'in', revectored) | list),
                             ('insert', commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
       {%- set change = dbt_tablestream.delta_log_change_columns_sql(side, commit) -%}
@@ -184,6 +183,13 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- endif -%}
   {%- endfor -%}
   {{ return(parts | join('\n  union all\n  ') if parts else none) }}
+{% endmacro %}
+
+
+{#-- The paths a commit both removed and added: the files whose deletion vector it changed. --#}
+{% macro delta_log_revectored_paths(commit) %}
+  {%- set readded = commit.adds | map(attribute='path') | list -%}
+  {{ return(commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list) }}
 {% endmacro %}
 
 
