@@ -10,9 +10,11 @@
 
 
 {#-- The most rows the vectors a window decodes may mark together: decoding runs in Jinja at
-     compile time, and the positions a read selects are listed in its SQL. --#}
+     compile time (about 6 s for this many). The rows a vector marks are every delete of its file
+     until a purge, not the window's, so the limit is set by what a window past it costs: read by
+     time travel, 70-100 s on 10M rows (docs/architecture.md). --#}
 {% macro deletion_vector_decode_limit() %}
-  {{ return(200000) }}
+  {{ return(1000000) }}
 {% endmacro %}
 
 

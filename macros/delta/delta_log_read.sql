@@ -13,7 +13,7 @@
      every one). --#}
 {% macro stream_files(files, key_columns) %}
   {{ return({'location': files.location, 'partition_columns': files.partition_columns, 'column_mapping': files.column_mapping,
-             'feed_on': files.feed_on, 'key_columns': key_columns, 'versions': none}) }}
+             'feed_on': files.feed_on, 'type_widening': files.get('type_widening', true), 'key_columns': key_columns, 'versions': none}) }}
 {% endmacro %}
 
 
@@ -153,7 +153,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      _commit_version and _commit_timestamp. None when there is nothing to read. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
      plain path; at most 50 files a window read with their rows, vector-changed files' included,
-     as each costs a DESCRIBE of its footer at compile time: delta_log_direct_reads): a time-travel
+     as each may cost a DESCRIBE of its footer at compile time: delta_log_direct_reads): a time-travel
      read of a version costs its snapshot and, restricted by file name, scans every file of it
      (measured in bench/README.md). A file a commit both removed and added is one whose deletion
      vector it changed (delta_log_vector_changes_sql), read from its vectors' own bytes where the
@@ -194,8 +194,9 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 
 
 {#-- The window's budget of data files read by their path with their rows: `left`, how many more
-     it may describe (each costs a DESCRIBE of its footer at compile time), and `described`, path
-     -> its footer's columns (none until described), so a file read again costs nothing more. --#}
+     it may read so (each may cost a DESCRIBE of its footer at compile time, unless its statistics
+     prove its columns: delta_log_file_columns_from_statistics), and `described`, path -> its
+     columns (none until known), so a file read again costs nothing more. --#}
 {% macro delta_log_direct_reads() %}
   {{ return(namespace(left=50, described={})) }}
 {% endmacro %}
@@ -359,7 +360,11 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- set groups = {} -%}
   {%- for file in files -%}
     {%- if columns is not none and described.get(file.path) is none -%}
-      {%- do described.update({file.path: dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path))}) -%}
+      {%- set schema = dbt_tablestream.delta_log_file_columns_from_statistics(source_files, file, columns) -%}
+      {%- if schema is none -%}
+        {%- set schema = dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path)) -%}
+      {%- endif -%}
+      {%- do described.update({file.path: schema}) -%}
     {%- endif -%}
     {%- set schema = described[file.path] if columns is not none else [] -%}
     {%- set selected = dbt_tablestream.delta_log_file_columns_sql(source_files, file, columns, schema) ~ ', ' if columns is not none else '' -%}
@@ -381,6 +386,27 @@ where action.commitInfo is not null or action.metaData is not null or action.add
         ~ ('\n    where ' ~ group['rows'] | join('\n      or ') if positions is not none else '')) -%}
   {%- endfor -%}
   {{ return(selects) }}
+{% endmacro %}
+
+
+{#-- A data file's own columns as its statistics prove them, or none where they do not: Delta
+     writes a file with every data column of the table's schema then and counts each one's NULLs
+     (`nullCount`), and without column mapping a column is never dropped or renamed, so a file
+     that counts every data column of `columns` has exactly those. Its types are theirs unless
+     the table may have widened a type (the typeWidening feature). None for a file without such
+     statistics: one written before a column was added, or past the columns Delta collects
+     statistics for (delta.dataSkippingNumIndexedCols), is described from its footer instead. --#}
+{% macro delta_log_file_columns_from_statistics(source_files, file, columns) %}
+  {%- set counted = (file.get('stats') or {}).get('nullCount') -%}
+  {%- if source_files.get('type_widening', true) or counted is not mapping -%}{{ return(none) }}{%- endif -%}
+  {%- set counted = counted.keys() | map('lower') | list -%}
+  {%- set partition_columns = source_files.partition_columns | map('lower') | list -%}
+  {%- set schema = [] -%}
+  {%- for column in columns if column.name | lower not in partition_columns -%}
+    {%- if column.name | lower not in counted -%}{{ return(none) }}{%- endif -%}
+    {%- do schema.append({'name': column.name, 'dtype': column.dtype}) -%}
+  {%- endfor -%}
+  {{ return(schema) }}
 {% endmacro %}
 
 

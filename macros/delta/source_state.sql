@@ -81,7 +81,9 @@
       'file_retention': dbt_tablestream.file_retention(properties),
       'files': {'location': detail.get('location'), 'partition_columns': dbt_tablestream.listed_names(detail.get('partitionColumns')),
                 'column_mapping': properties.get('delta.columnMapping.mode', 'none'),
-                'feed_on': (properties.get('delta.enableChangeDataFeed', 'false') | string | lower) == 'true'},
+                'feed_on': (properties.get('delta.enableChangeDataFeed', 'false') | string | lower) == 'true',
+                'type_widening': (properties.get('delta.enableTypeWidening', 'false') | string | lower) == 'true'
+                    or 'typewidening' in dbt_tablestream.listed_names(detail.get('tableFeatures')) | join(' ') | lower},
       'earliest_change_version': earliest,
       'version_at_timestamp': none,
   }) }}

@@ -21,6 +21,7 @@ extended tier. A longer soak:
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -324,10 +325,10 @@ def test_a_window_before_a_schema_change_is_read_with_its_own_columns(tmp_path: 
 
 @pytest.mark.extended
 def test_a_delete_across_many_files_reads_at_most_50_of_them_by_path(tmp_path: Path) -> None:
-    """A DELETE that marks rows in 60 files on a table with deletion vectors: every file's side
-    before the commit has no vector, so it could be read by its path, but each such read costs a
-    DESCRIBE of its footer at compile time; past the window's 50 the rest travel in time, and the
-    deletes are the same."""
+    """A DELETE that marks rows in 60 files on a table with deletion vectors: every file could be
+    read by its path, but the window reads at most 50 so (each may cost a DESCRIBE of its footer
+    at compile time, and lengthens the SQL); the rest travel in time, and the deletes are the
+    same. No footer is described: each file's statistics count every column."""
     bench = StreamBench(tmp_path, {"changes_log": changes("plain", "delta_log")}, sources=("fed", "plain"))
     plain = Twins(bench, {"delta.enableDeletionVectors": "true"}).tables["plain"]
     spark = shared_spark()
@@ -338,20 +339,83 @@ def test_a_delete_across_many_files_reads_at_most_50_of_them_by_path(tmp_path: P
     spark.sql(f"delete from {plain} where id % 2 = 0")
     metrics = spark.sql(f"describe history {plain} limit 1").collect()[0]["operationMetrics"]
     assert int(metrics["numDeletionVectorsAdded"]) > 50, metrics
-    described: set[str] = set()
-
-    def record(event: Any) -> None:
-        if event.info.name == "SQLQuery" and "describe query select * from parquet." in str(event.data.sql):
-            described.add(str(event.data.sql).split("parquet.`")[1].split("`")[0])
-
+    read = ReadFiles()
     before = bench.target_rows("changes_log")
-    result = bench.invoke("run", "-s", "changes_log", callbacks=[record])
+    result = bench.invoke("run", "-s", "changes_log", callbacks=[read.record])
     assert result.success, result.exception
     appended = bench.target_rows("changes_log") - before
     assert Counter(row[:4] for row in appended.elements()) == Counter(
         (key, f"n{key}", 1, "DELETE") for key in range(2, 601, 2)
     ), appended
-    assert 0 < len(described) <= 50, sorted(described)
+    assert 0 < len(read.by_path) <= 50, sorted(read.by_path)
+    assert read.travelled, "the files past the window's 50 are read through time travel"
+    assert not read.described, sorted(read.described)
+
+
+def since(source: str, config: str = "") -> str:
+    """A change query of ``source`` from `var('from')` with the column `note`, added to it later."""
+    return (
+        "{{ config(materialized='table'" + (f", {config}" if config else "") + ") }}\n"
+        "select id, name, age, note, __change_type, __commit_version as version\n"
+        f"from {{{{ dbt_tablestream.changes(source('app', '{source}'), var('from')) }}}}"
+    )
+
+
+@pytest.mark.parametrize("deletion_vectors", [False, True], ids=["copy_on_write", "deletion_vectors"])
+def test_a_file_written_before_a_column_was_added_is_read_with_the_column_null(
+    tmp_path: Path, deletion_vectors: bool
+) -> None:
+    """An UPDATE after an ADD COLUMNS changes a file written before it: it rewrites the file, or
+    marks the row in it with a deletion vector (the file added again with the statistics it was
+    written with). That file lacks the column and no statistics of it count the column, so its
+    footer is described and the column read as NULL; the UPDATE's new file's statistics count
+    every column, so it is not described. The log read equals the feed's."""
+    bench = StreamBench(
+        tmp_path,
+        {"since_feed": since("fed"), "since_log": since("plain", f"stream_read='delta_log', {KEYED}")},
+        sources=("fed", "plain"),
+    )
+    twins = Twins(bench, {"delta.enableDeletionVectors": str(deletion_vectors).lower()})
+    twins.sql("insert into {t} select id, concat('n', id), 1 from range(1, 11) as r(id)")
+    twins.sql("alter table {t} add columns (note string)")
+    added = int(shared_spark().sql(f"describe history {twins.tables['plain']} limit 1").collect()[0]["version"])
+    twins.sql("update {t} set name = 'u' where id = 3")
+    twins.sql("insert into {t} values (11, 'n11', 1, 'new')")
+    read = ReadFiles()
+    result = bench.invoke("run", "--vars", f"{{from: {added}}}", callbacks=[read.record])
+    assert result.success, result.exception
+    expected = Counter(
+        [
+            (3, "n3", 1, None, "UPDATE_BEFORE", added + 1),
+            (3, "u", 1, None, "UPDATE_AFTER", added + 1),
+            (11, "n11", 1, "new", "INSERT", added + 2),
+        ]
+    )
+    assert bench.target_rows("since_feed") == expected
+    assert bench.target_rows("since_log") == expected
+    assert len(read.by_path) == 3 and len(read.described) == 1, (sorted(read.by_path), sorted(read.described))
+
+
+class ReadFiles:
+    """The data files a dbt run read by their path, the ones whose footer it described, and
+    whether it read any through time travel, from the statements it sent (`record`, a callback)."""
+
+    def __init__(self) -> None:
+        self.by_path: set[str] = set()
+        self.described: set[str] = set()
+        self.travelled = False
+
+    def record(self, event: Any) -> None:
+        if event.info.name != "SQLQuery":
+            return
+        sql = str(event.data.sql)
+        relations = re.findall(r"parquet\.`([^`]*)`", sql)
+        if "describe query select * from parquet." in sql:
+            self.described.update(relation.rsplit("/", 1)[-1] for relation in relations)
+            return
+        for relation in relations:
+            self.by_path.update(relation.rsplit("/", 1)[-1].strip("{}").split(","))
+        self.travelled = self.travelled or " version as of " in sql
 
 
 @pytest.mark.extended
