@@ -87,3 +87,51 @@ def test_a_vector_change_reads_deletes_by_row_position_and_inserts_where_the_vec
             assert re.search(rf"version as of {version}\s+where", text), part
             assert "`order_id` between 1 and 10" in text, part
         parser.parsePlan(part)
+
+
+def test_a_file_whose_statistics_count_every_data_column_is_not_described(renderer: SparkRenderer) -> None:
+    """A file read by its path needs its own columns. Its statistics prove them where they count
+    NULLs for every data column (partition columns are not in the file): then no DESCRIBE of its
+    footer. A column not counted (the file was written before it was added, or it is past the
+    columns Delta collects statistics for), no statistics, or a table that may have widened a
+    type (or whose features are unknown) leave it to the DESCRIBE."""
+    model = renderer.model("orders_changes")
+    columns = model.source_columns
+    names = [column.name for column in columns]
+    assert len(names) >= 3, names
+    files = {"location": "/lake/t", "partition_columns": [names[-1]], "column_mapping": "none", "type_widening": False}
+    counted = {name.upper(): 0 for name in names[:-1]}
+
+    def proven(source_files: dict[str, Any], stats: dict[str, Any]) -> Any:
+        file = {"name": PATH, "path": PATH, "partition": {}, "stats": stats}
+        return model.call("delta_log_file_columns_from_statistics", source_files, file, columns)
+
+    schema = proven(files, {"numRecords": 3, "nullCount": counted})
+    assert [column["name"] for column in schema] == names[:-1]
+    assert [column["dtype"] for column in schema] == [column.dtype for column in columns[:-1]]
+    assert proven(files, {"numRecords": 3, "nullCount": dict(list(counted.items())[1:])}) is None
+    assert proven(files, {"numRecords": 3}) is None
+    assert proven(files, {}) is None
+    assert proven({**files, "type_widening": True}, {"nullCount": counted}) is None
+    assert (
+        proven({key: value for key, value in files.items() if key != "type_widening"}, {"nullCount": counted}) is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("features", "properties", "widening"),
+    [
+        (["appendOnly", "typeWidening"], {}, True),
+        ('["appendOnly","typeWidening-preview"]', {}, True),
+        ('["appendOnly","invariants"]', {}, False),
+        (None, {}, False),
+        (None, {"delta.enableTypeWidening": "true"}, True),
+    ],
+)
+def test_a_source_that_may_have_widened_a_type_is_known_by_its_features_or_property(
+    renderer: SparkRenderer, features: Any, properties: dict[str, str], widening: bool
+) -> None:
+    model = renderer.model("orders_changes")
+    detail = {"format": "delta", "id": "t-1", "location": "/lake/t", "partitionColumns": [], "tableFeatures": features}
+    state = model.call("stream_source_state_of", "s", "app.t", detail, {"version": 3, "timestamp": "t"}, properties, [])
+    assert state["files"]["type_widening"] is widening
