@@ -403,10 +403,13 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      that counts every data column of `columns` has exactly those. Its types are theirs unless
      the table may have widened a type (the typeWidening feature). None for a file without such
      statistics: one written before a column was added, or past the columns Delta collects
-     statistics for (delta.dataSkippingNumIndexedCols), is described from its footer instead. --#}
+     statistics for (delta.dataSkippingNumIndexedCols), is described from its footer instead; so
+     is every file of a source with a struct, array or map column, whose nested fields may have
+     been added after the file was written. --#}
 {% macro delta_log_file_columns_from_statistics(source_files, file, columns) %}
   {%- set counted = (file.get('stats') or {}).get('nullCount') -%}
   {%- if source_files.get('type_widening', true) or counted is not mapping -%}{{ return(none) }}{%- endif -%}
+  {%- if '<' in columns | map(attribute='dtype') | map('string') | join(' ') -%}{{ return(none) }}{%- endif -%}
   {%- set counted = counted.keys() | map('lower') | list -%}
   {%- set partition_columns = source_files.partition_columns | map('lower') | list -%}
   {%- set schema = [] -%}

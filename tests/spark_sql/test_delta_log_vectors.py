@@ -116,6 +116,13 @@ def test_a_file_whose_statistics_count_every_data_column_is_not_described(render
     assert (
         proven({key: value for key, value in files.items() if key != "type_widening"}, {"nullCount": counted}) is None
     )
+    # A struct may have gained a nested field since the file was written: its footer tells.
+    nested = [{"name": "id", "dtype": "bigint"}, {"name": "address", "dtype": "struct<city:string>"}]
+    file = {"name": PATH, "path": PATH, "partition": {}, "stats": {"nullCount": {"id": 0, "address": {"city": 0}}}}
+    assert model.call("delta_log_file_columns_from_statistics", files, file, nested) is None
+    flat = [{"name": "id", "dtype": "bigint"}, {"name": "city", "dtype": "string"}]
+    file = {"name": PATH, "path": PATH, "partition": {}, "stats": {"nullCount": {"id": 0, "city": 0}}}
+    assert model.call("delta_log_file_columns_from_statistics", {**files, "partition_columns": []}, file, flat) == flat
 
 
 @pytest.mark.parametrize(
