@@ -142,3 +142,65 @@ def test_a_source_that_may_have_widened_a_type_is_known_by_its_features_or_prope
     detail = {"format": "delta", "id": "t-1", "location": "/lake/t", "partitionColumns": [], "tableFeatures": features}
     state = model.call("stream_source_state_of", "s", "app.t", detail, {"version": 3, "timestamp": "t"}, properties, [])
     assert state["files"]["type_widening"] is widening
+
+
+def decoded_vector_commit(version: int, before: list[int], after: list[int]) -> dict[str, Any]:
+    """A DELETE of `version` that grew the decoded vector of one file from `before` to `after`."""
+
+    def file(positions: list[int]) -> dict[str, Any]:
+        return {
+            "name": PATH,
+            "path": PATH,
+            "partition": {},
+            "stats": {"numRecords": 10, "nullCount": {}},
+            "deletion_vector": bool(positions),
+            "deleted_rows": len(positions),
+            "read_version": version,
+            "positions": positions,
+        }
+
+    return {
+        "version": version,
+        "operation": "DELETE",
+        "millis": 1_700_000_000_000 + version,
+        "removes": [file(before)],
+        "adds": [file(after)],
+    }
+
+
+@pytest.mark.parametrize(
+    ("second_before", "scans"),
+    [
+        # The second commit deletes other rows of the file: one scan, each row's version by its position.
+        ([1, 2], 1),
+        # A row deleted, brought back, and deleted again: one position of the file for two commits.
+        ([], 2),
+    ],
+    ids=["disjoint_positions", "one_position_twice"],
+)
+def test_a_file_several_commits_changed_by_vector_is_scanned_once_for_all_of_them(
+    renderer: SparkRenderer, spark: Any, second_before: list[int], scans: int
+) -> None:
+    model = renderer.model("orders_changes")
+    columns = model.source_columns
+    counted = {column.name: 0 for column in columns}
+    files = {"location": "/lake/t", "partition_columns": [], "column_mapping": "none", "type_widening": False}
+    commits = [decoded_vector_commit(7, [], [1, 2]), decoded_vector_commit(8, second_before, [1, 2, 5])]
+    for commit in commits:
+        for entry in commit["removes"] + commit["adds"]:
+            entry["stats"]["nullCount"] = counted
+    direct = model.call("delta_log_direct_reads")
+    read = model.call("delta_log_vector_position_reads_sql", {"files": files}, commits, columns, direct)
+    selects = [str(select) for select in read["selects"]]
+    assert {version: list(paths) for version, paths in read["paths_left"].items()} == {7: [], 8: []}
+    assert len(selects) == scans, selects
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    for select in selects:
+        parser.parsePlan(select)
+        assert f"from parquet.`/lake/t/{PATH}`" in select, select
+    if scans == 1:
+        # Rows 1 and 2 are version 7's deletes, row 5 version 8's; the CASE picks by position.
+        assert re.search(r"row_index in \(1, 2\)\)\s+then 7\s+else 8 end", selects[0]), selects[0]
+        assert "when 7 then 1700000000007 when 8 then 1700000000008" in selects[0], selects[0]
+    else:
+        assert ["cast(7 as bigint)" in selects[0], "cast(8 as bigint)" in selects[1]] == [True, True], selects
