@@ -5,8 +5,8 @@ time-travel full diff a user would write without either (docs/delta-log-read.md)
 `app.src` holds `--rows` keyed rows with the change feed on, written in key order in files of
 `--file-rows` rows (250,000) (a table laid out by key, as appends of increasing ids leave it). Each round commits
 a mixed change of `--fraction` of the keys in three commits (updates, deletes, new ids), clustered
-(each a block of neighbouring keys) or scattered over every file (`--pattern`),
-then measures, in a rotated order:
+(each a block of neighbouring keys) or scattered over every file (`--pattern`), or with `--pattern
+append` one insert of `--fraction` of the rows (an event table), then measures, in a rotated order:
 - `feed_read` / `log_read`: the compiled model's select (the window's change rows) of
   `table_stream` (the feed) and `table_stream_delta_log` (the log), counted by Spark, with no write;
 - `full_diff`: `VERSION AS OF before` full outer join `VERSION AS OF after` on the key, the rows
@@ -20,6 +20,7 @@ the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_r
     python bench/log_read.py --deletion-vectors   # the source with deletion vectors on
     python bench/log_read.py --file-rows 50000 --out /tmp/log_read_50k.json   # smaller source files
     python bench/log_read.py --deletion-vectors --pattern scattered   # changes in every file
+    python bench/log_read.py --pattern append --fraction 0.1 --out /tmp/log_read_append.json   # an event table's appends
 """
 
 from __future__ import annotations
@@ -95,9 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--pattern",
-        choices=("clustered", "scattered"),
+        choices=("clustered", "scattered", "append"),
         default="clustered",
-        help="clustered: the updates and deletes each hit one block of keys; scattered: keys spread over every file",
+        help="clustered: the updates and deletes each hit one block of keys; scattered: keys spread over every file; "
+        "append: one insert of --fraction of the rows a round",
     )
     parser.add_argument("--out", type=Path, help="default bench/results/log_read.json (log_read_dv.json with vectors)")
     args = parser.parse_args(argv)

@@ -279,7 +279,15 @@ class Bench:
     def change_source(self, rows: int, fraction: float, round: int, pattern: str = "clustered") -> None:
         """A mixed change in three commits: updates, deletes, inserts of fresh ids. Clustered: the
         updates and the deletes each hit one block of neighbouring keys. Scattered: they hit keys
-        spread evenly over the whole key range."""
+        spread evenly over the whole key range. Append: one insert of `fraction` of the rows, fresh
+        ids, as an event table grows."""
+        if pattern == "append":
+            part = max(1, int(rows * fraction))
+            fresh = rows + (round - 1) * part
+            self.sql(
+                f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})"
+            )
+            return
         part = max(1, int(rows * fraction) // 3)
         fresh = rows + round * part
         if pattern == "clustered":

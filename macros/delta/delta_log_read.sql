@@ -150,7 +150,10 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 
 {#-- The raw change rows of `commits` (delta_log_commits) in the change feed's shape: every source
      column, then _change_type ('delete' for a removed file's rows, 'insert' for an added file's),
-     _commit_version and _commit_timestamp. None when there is nothing to read. A file is read by
+     _commit_version and _commit_timestamp, as {rewritten, one_sided}: the rows of the commits that
+     both removed and added files, whose carry-overs cancel and whose keys pair (drop_carryovers_sql,
+     paired_changes_sql), and the rows of the commits that only added files (an append) or only
+     removed them, which have neither; each a union of selects, or none. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
      plain path; at most 50 files a window read with their rows, vector-changed files' included,
      as each may cost a DESCRIBE of its footer at compile time: delta_log_direct_reads): a time-travel
@@ -159,12 +162,13 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      vector it changed (delta_log_vector_changes_sql), read from its vectors' own bytes where the
      window's vectors can be decoded (delta_log_decode_vectors). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
-  {%- set parts = [] -%}
+  {%- set rewritten, one_sided = [], [] -%}
   {%- set direct = dbt_tablestream.delta_log_direct_reads() -%}
   {%- do dbt_tablestream.delta_log_decode_vectors(stream, commits) -%}
   {%- set by_position = dbt_tablestream.delta_log_vector_position_reads_sql(stream, commits, columns, direct) -%}
-  {%- do parts.extend(by_position.selects) -%}
+  {%- do rewritten.extend(by_position.selects) -%}
   {%- for commit in commits -%}
+    {%- set parts = rewritten if commit.adds and commit.removes else one_sided -%}
     {%- set revectored = dbt_tablestream.delta_log_revectored_paths(commit) -%}
     {%- for side, files in [('delete', commit.removes | rejectattr('path', 'in', revectored) | list),
                             ('insert', commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
@@ -184,7 +188,8 @@ where action.commitInfo is not null or action.metaData is not null or action.add
       {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, by_position.paths_left[commit.version], columns, direct)) -%}
     {%- endif -%}
   {%- endfor -%}
-  {{ return(parts | join('\n  union all\n  ') if parts else none) }}
+  {{ return({'rewritten': rewritten | join('\n  union all\n  ') if rewritten else none,
+             'one_sided': one_sided | join('\n  union all\n  ') if one_sided else none}) }}
 {% endmacro %}
 
 

@@ -17,20 +17,18 @@
   from {{ source_relation }} where 1 = 0
   {%- else %}
   {%- set changes = dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream.stream_drops_carryovers(stream) else stream.view %}
-  {%- set keys = dbt_tablestream.stream_pairing_keys(stream, columns) %}
   select {{ column_list }}
-    {% if keys %}case when __tablestream_paired then (case _change_type when 'delete' then 'UPDATE_BEFORE' else 'UPDATE_AFTER' end) else {% endif -%}
     case _change_type
       when 'insert' then 'INSERT'
       when 'update_preimage' then 'UPDATE_BEFORE'
       when 'update_postimage' then 'UPDATE_AFTER'
       when 'delete' then 'DELETE'
-    end{% if keys %} end{% endif %} as __change_type,
+    end as __change_type,
     _commit_version as __commit_version,
     _commit_timestamp as __commit_timestamp
-  from {{ dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes }}
+  from {{ changes }}
   {%- if stream.mode == 'append_only' %}
-  where _change_type = 'insert'{% if keys %} and not __tablestream_paired{% endif %}
+  where _change_type = 'insert'
   {%- endif %}
   {%- endif %}
 )
@@ -40,9 +38,9 @@
 
 
 {#-- The key by which a read of the Delta log pairs a key's delete and insert in one commit into
-     an update (its before and after images), as the change feed records an update: the model's
-     unique_key (stream.files.key_columns), when the source has those columns. Empty for other reads,
-     and without a key. --#}
+     an update (its before and after images), as the change feed records an update
+     (window_files_relation_sql): the model's unique_key (stream.files.key_columns), when the source
+     has those columns. Empty for other reads, and without a key. --#}
 {% macro stream_pairing_keys(stream, columns) %}
   {%- if stream.get('files') is none or stream.snapshot or not stream.files.key_columns -%}{{ return([]) }}{%- endif -%}
   {%- set names = columns | map(attribute='name') | map('lower') | list -%}
@@ -76,8 +74,9 @@
      it as an update with equal images, as the feed does. --#}
 {% macro stream_drops_carryovers(stream) %}
   {%- if stream.snapshot -%}{{ return(false) }}{%- endif -%}
-  {#-- A read of the Delta log lists a rewritten file's unchanged rows on both sides: always dropped. --#}
-  {{ return(stream.get('files') is not none or (stream.drop_carryovers and stream.read in ['table_changes', 'changelog'])) }}
+  {#-- A read of the Delta log lists a rewritten file's unchanged rows on both sides: it always drops
+       them itself, where a commit rewrote files (window_files_relation_sql). --#}
+  {{ return(stream.get('files') is none and stream.drop_carryovers and stream.read in ['table_changes', 'changelog']) }}
 {% endmacro %}
 
 

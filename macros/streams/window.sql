@@ -106,7 +106,11 @@
      the feed did not record), or none for all of them (stream_read: delta_log). The versions after
      the last one the log must read come from the change feed, in one table_changes; any earlier
      run of recorded versions is read from the log too, since two table_changes of one catalog table
-     in one query were seen to return the first one's rows twice (delta-spark 4.4). --#}
+     in one query were seen to return the first one's rows twice (delta-spark 4.4). Its rows are
+     final: the carry-overs dropped and a key's delete and insert in a commit paired into
+     update_preimage / update_postimage, both within a commit and so only where a commit both
+     removed and added files; an append's rows skip both, each a shuffle of every row (a read of
+     1M appended rows took 0.55 s with the cancellation, 0.12 s without; bench/README.md). --#}
 {% macro window_files_relation_sql(relation, stream, columns=none) %}
   {%- set window = range(stream.after + 1, stream.through + 1) | list -%}
   {%- set listed = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
@@ -117,13 +121,25 @@
   {%- endif -%}
   {%- set from_log = window | select('lt', feed_from) | list -%}
   {%- set columns = columns if columns is not none else dbt_tablestream.window_columns(relation, stream) -%}
-  {%- set log_sql = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
-  {%- if log_sql is not none -%}{%- do parts.append(log_sql) -%}{%- endif -%}
-  {%- if not parts -%}
+  {%- set log = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
+  {%- if log.rewritten is not none -%}{%- do parts.append(log.rewritten) -%}{%- endif -%}
+  {%- set rows = [] -%}
+  {%- if parts -%}
+    {%- set keys = dbt_tablestream.stream_pairing_keys(stream, columns) -%}
+    {%- set changes = dbt_tablestream.drop_carryovers_sql('(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_rewritten', columns) -%}
+    {%- set selected = [] -%}
+    {%- for column in columns -%}{%- do selected.append(adapter.quote(column.name)) -%}{%- endfor -%}
+    {%- do selected.append("case when __tablestream_paired then (case _change_type when 'delete' then 'update_preimage' else 'update_postimage' end) "
+          ~ "else _change_type end as _change_type" if keys else '_change_type') -%}
+    {%- do rows.append('select ' ~ selected | join(', ') ~ ', _commit_version, _commit_timestamp\n  from '
+          ~ (dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes)) -%}
+  {%- endif -%}
+  {%- if log.one_sided is not none -%}{%- do rows.append(log.one_sided) -%}{%- endif -%}
+  {%- if not rows -%}
     {{ return('(select *, cast(null as string) as _change_type, cast(null as bigint) as _commit_version, cast(null as timestamp) as _commit_timestamp from '
         ~ relation ~ ' where 1 = 0) as __tablestream_changes') }}
   {%- endif -%}
-  {{ return('(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_changes') }}
+  {{ return('(\n  ' ~ rows | join('\n  union all\n  ') ~ '\n) as __tablestream_changes') }}
 {% endmacro %}
 
 

@@ -377,7 +377,9 @@ def test_a_file_written_before_a_column_was_added_is_read_with_the_column_null(
     marks the row in it with a deletion vector (the file added again with the statistics it was
     written with). That file lacks the column and no statistics of it count the column, so its
     footer is described and the column read as NULL; the UPDATE's new file's statistics count
-    every column, so it is not described. The log read equals the feed's."""
+    every column, so it is not described. The log read equals the feed's. Only the UPDATE's rows
+    go through the cancellation of carry-overs and the pairing of updates: the INSERT's skip
+    both, each a shuffle of every row."""
     bench = StreamBench(
         tmp_path,
         {"since_feed": since("fed"), "since_log": since("plain", f"stream_read='delta_log', {KEYED}")},
@@ -402,21 +404,28 @@ def test_a_file_written_before_a_column_was_added_is_read_with_the_column_null(
     assert bench.target_rows("since_feed") == expected
     assert bench.target_rows("since_log") == expected
     assert len(read.by_path) == 3 and len(read.described) == 1, (sorted(read.by_path), sorted(read.described))
+    window = next(sql for sql in read.statements if " as __tablestream_rewritten" in sql)
+    rewritten, after = window.split(" as __tablestream_rewritten", 1)
+    update, insert = (f"cast({version} as bigint) as _commit_version" for version in (added + 1, added + 2))
+    assert update in rewritten and update not in after, window
+    assert insert in after and insert not in rewritten, window
 
 
 class ReadFiles:
-    """The data files a dbt run read by their path, the ones whose footer it described, and
-    whether it read any through time travel, from the statements it sent (`record`, a callback)."""
+    """The data files a dbt run read by their path, the ones whose footer it described, whether it
+    read any through time travel, and the statements it sent (`record`, a callback)."""
 
     def __init__(self) -> None:
         self.by_path: set[str] = set()
         self.described: set[str] = set()
         self.travelled = False
+        self.statements: list[str] = []
 
     def record(self, event: Any) -> None:
         if event.info.name != "SQLQuery":
             return
         sql = str(event.data.sql)
+        self.statements.append(sql)
         relations = re.findall(r"parquet\.`([^`]*)`", sql)
         if "describe query select * from parquet." in sql:
             self.described.update(relation.rsplit("/", 1)[-1] for relation in relations)
