@@ -75,8 +75,10 @@
 {% macro stream_drops_carryovers(stream) %}
   {%- if stream.snapshot -%}{{ return(false) }}{%- endif -%}
   {#-- A read of the Delta log lists a rewritten file's unchanged rows on both sides: it always drops
-       them itself, where a commit rewrote files (window_files_relation_sql). --#}
-  {{ return(stream.get('files') is none and stream.drop_carryovers and stream.read in ['table_changes', 'changelog']) }}
+       them itself, where a commit rewrote files (window_files_relation_sql). A window of appends
+       alone has none (window_appends_only). --#}
+  {{ return(stream.get('files') is none and stream.drop_carryovers and stream.read in ['table_changes', 'changelog']
+            and not stream.appends_only) }}
 {% endmacro %}
 
 

@@ -60,6 +60,7 @@
         ~ " of " ~ source ~ ", and " ~ ("a read from the Delta log (stream_read: delta_log, on_feed_off: delta_log)" if from_log else "Delta")
         ~ " reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
   {%- endif -%}
+  {%- do range.update({'appends_only': dbt_tablestream.window_appends_only(first - 1, last, window_rows)}) -%}
   {%- set problem = dbt_tablestream.window_problem(relation, range, none, window_rows, retained_from) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
   {%- if from_log -%}

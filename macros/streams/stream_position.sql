@@ -73,6 +73,9 @@
     {%- do parts.update({'through': split.version - 1, 'split': split.operation ~ ' at version ' ~ split.version}) -%}
   {%- endif -%}
   {%- set through = parts.get('through', stream.through) -%}
+  {%- if not parts.recreated and not stream.snapshot and dbt_tablestream.window_appends_only(stream.after, through, window_rows) -%}
+    {%- do parts.update({'appends_only': true}) -%}
+  {%- endif -%}
   {%- for row in window_rows or [] if not parts.recreated and not stream.snapshot and (row['version'] | int) == stream.after + 1
         and (row['operation'] | upper) in schema_operations -%}
     {%- do parts.update({'schema_change': (row['operation'] | upper) ~ ' at version ' ~ row['version']}) -%}

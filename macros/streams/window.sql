@@ -277,6 +277,27 @@
 {% endmacro %}
 
 
+{#-- Whether every commit of the versions (after, through] only appended rows, as DESCRIBE HISTORY
+     (`window_rows`) names them: an INSERT INTO or a DataFrame append (WRITE, mode Append), a
+     streaming append (STREAMING UPDATE, outputMode Append) or a CREATE TABLE AS SELECT. Their
+     change feed holds inserts alone, nothing to cancel as a carry-over (stream_drops_carryovers),
+     whose cancellation is a shuffle of every row of the window. False for any other operation and
+     for a version the rows do not list. --#}
+{% macro window_appends_only(after, through, window_rows) %}
+  {%- set found = namespace(appends=0) -%}
+  {%- for row in window_rows or [] if (row['version'] | int) > after and (row['version'] | int) <= through -%}
+    {%- set operation = row['operation'] | upper -%}
+    {%- set parameters = row['operationParameters'] | string -%}
+    {%- set mode = modules.re.search('(?<![A-Za-z])mode\\W+(\\w+)', parameters) if operation == 'WRITE'
+          else modules.re.search('outputMode\\W+(\\w+)', parameters) if operation == 'STREAMING UPDATE' else none -%}
+    {%- if operation == 'CREATE TABLE AS SELECT' or (mode and mode.group(1) | lower == 'append') -%}
+      {%- set found.appends = found.appends + 1 -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(through > after and found.appends == through - after) }}
+{% endmacro %}
+
+
 {#-- The window's commits (DESCRIBE HISTORY rows), oldest first, each with whether it was tracked
      (`tracked`: the source recorded its changes as stream.read needs, after the commit's own
      setting changes), the setting it made (`toggle`: true, false or none) and a VACUUM's

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from deltalake import DeltaTable
 
@@ -89,3 +90,38 @@ def test_carryovers_are_dropped_before_rows_are_logged(tmp_path: Path) -> None:
     assert log_all[(2, "b", 2, "UPDATE_BEFORE")] == 1 and log_all[(2, "b", 2, "UPDATE_AFTER")] == 1
     assert log_all[(2, "b", 2, "DELETE")] == 1 and log_all[(2, "b", 2, "INSERT")] == 1
     assert (log - log_all) == {}, "without drop_carryovers every change row is logged"
+
+
+def test_a_window_of_appends_alone_cancels_no_carryovers(tmp_path: Path) -> None:
+    """A window whose every commit only appended rows (delta-rs's and Spark's appends, WRITE with
+    mode Append) holds inserts alone: its read skips the cancellation of carry-overs, a shuffle of
+    every row. A window with any other commit cancels them as before."""
+    bench = StreamBench(tmp_path, {"log": stream_model("start_at='latest'")})
+    bench.create_source([(1, "a", 1), (2, "b", 2)])
+    bench.run()
+    bench.append([(3, "c", 3)])
+    bench.register()
+    shared_spark().sql("insert into app.t values (4, 'd', 4)")
+    reads: list[str] = []
+
+    def record(event: Any) -> None:
+        if event.info.name == "SQLQuery" and "table_changes(" in str(event.data.sql):
+            reads.append(str(event.data.sql))
+
+    before = bench.target_rows("log")
+    assert bench.invoke("run", "-s", "log", callbacks=[record]).success
+    assert sorted(bench.target_rows("log") - before) == [(3, "c", 3, "INSERT"), (4, "d", 4, "INSERT")]
+    assert reads and not [sql for sql in reads if "__tablestream_pair" in sql], reads
+
+    # The same MERGE as above, then an append: the window cancels carry-overs.
+    shared_spark().sql(
+        "merge into app.t as target using (select * from app.t) as s on target.id = s.id"
+        " when matched and s.id = 1 then update set age = 99 when matched then update set *"
+    )
+    bench.append([(5, "e", 5)])
+    reads.clear()
+    before = bench.target_rows("log")
+    assert bench.invoke("run", "-s", "log", callbacks=[record]).success
+    appended = sorted(bench.target_rows("log") - before)
+    assert appended == [(1, "a", 1, "UPDATE_BEFORE"), (1, "a", 99, "UPDATE_AFTER"), (5, "e", 5, "INSERT")]
+    assert reads and all("__tablestream_pair" in sql for sql in reads), reads

@@ -138,3 +138,39 @@ def test_marker_recovery_reads_the_stream_marker_from_user_metadata(renderer: Sp
         "invocation_id": "i",
     }
     assert macros["find_marker"](history_rows(tmp_path), "missing__app_t") is None
+
+
+def test_a_window_of_appends_alone_is_known_by_its_history(renderer: SparkRenderer, tmp_path: Path) -> None:
+    """window_appends_only: every commit of the window an append (WRITE in mode Append, a streaming
+    append, a CREATE TABLE AS SELECT), as delta-rs and Spark write DESCRIBE HISTORY's rows; any
+    other commit, or a version the rows leave out, is not."""
+    write_deltalake(tmp_path, people([(1, "a", 1)]), configuration=CDF)  # version 0
+    write_deltalake(tmp_path, people([(2, "b", 2)]), mode="append")  # 1
+    write_deltalake(tmp_path, people([(3, "c", 3)]), mode="append")  # 2
+    write_deltalake(tmp_path, people([(3, "c", 3)]), mode="overwrite")  # 3
+    write_deltalake(tmp_path, people([(4, "d", 4)]), mode="append")  # 4
+    DeltaTable(str(tmp_path)).delete("id = 4")  # 5
+    rows = history_rows(tmp_path)
+    appends_only = renderer.model("orders_changes").package["window_appends_only"]
+    assert [appends_only(0, 2, rows), appends_only(1, 2, rows), appends_only(3, 4, rows)] == [True, True, True]
+    assert [appends_only(2, 3, rows), appends_only(0, 4, rows), appends_only(4, 5, rows)] == [False, False, False]
+    assert appends_only(2, 2, rows) is False, "an empty window"
+    assert appends_only(0, 2, [row for row in rows if row["version"] != 1]) is False, "a version left out"
+    # Spark's DESCRIBE HISTORY over the Thrift server gives the parameters as text.
+    spark_rows = [
+        {"version": 7, "operation": "STREAMING UPDATE", "operationParameters": "{outputMode -> Append, epochId -> 3}"},
+        {"version": 8, "operation": "CREATE TABLE AS SELECT", "operationParameters": "{partitionBy -> []}"},
+        {
+            "version": 9,
+            "operation": "STREAMING UPDATE",
+            "operationParameters": "{outputMode -> Complete, epochId -> 4}",
+        },
+        {"version": 10, "operation": "WRITE", "operationParameters": '{"mode":"Overwrite","partitionBy":"[]"}'},
+        {"version": 11, "operation": "MERGE", "operationParameters": "{predicate -> [], mode -> Append}"},
+    ]
+    assert appends_only(6, 8, spark_rows) is True
+    assert [appends_only(8, 9, spark_rows), appends_only(9, 10, spark_rows), appends_only(10, 11, spark_rows)] == [
+        False,
+        False,
+        False,
+    ]

@@ -121,3 +121,11 @@ def test_a_recreated_source_is_not_cut() -> None:
     assert render("stream_window_parts", window(0, 2), "t0", rows) == {"recreated": True}
     assert render("stream_window_parts", window(9, 2), "t1", None) == {"recreated": True}
     assert render("stream_window_parts", window(2, 2), "t1", None) == {"recreated": False}
+
+
+def test_a_window_of_appends_alone_is_marked_appends_only() -> None:
+    appends = [{"version": v, "operation": "WRITE", "operationParameters": {"mode": "Append"}} for v in (4, 3)]
+    assert render("stream_window_parts", window(2, 4), "t1", appends) == {"recreated": False, "appends_only": True}
+    assert render("stream_window_parts", window(2, 4), "t0", appends) == {"recreated": True}
+    overwrite = [{"version": 5, "operation": "WRITE", "operationParameters": {"mode": "Overwrite"}}, *appends]
+    assert render("stream_window_parts", window(2, 5), "t1", overwrite) == {"recreated": False}
