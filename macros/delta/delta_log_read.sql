@@ -242,12 +242,11 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- set before = commit.removes | selectattr('path', 'equalto', file.path) | first -%}
     {%- if file.deleted_rows < before.deleted_rows -%}{%- set vectors.only_extended = false -%}{%- endif -%}
   {%- endfor -%}
-  {%- set quoted = [] -%}
-  {%- for column in columns -%}{%- do quoted.append(adapter.quote(column.name)) -%}{%- endfor -%}
+  {%- set quoted = dbt_tablestream.quoted_columns(columns | map(attribute='name')) -%}
   {%- set parts = [] -%}
   {%- for side, held, lost in [('delete', 'removes', 'adds'), ('insert', 'adds', 'removes')]
         if side == 'delete' or not vectors.only_extended -%}
-    {%- do parts.append('select ' ~ quoted | join(', ') ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
+    {%- do parts.append('select ' ~ quoted ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
         ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, direct) ~ '\n  ) as __tablestream_held left anti join (\n    '
         ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, lost, columns, none) ~ '\n  ) as __tablestream_still_held '
         ~ 'using (__tablestream_file, __tablestream_row_index)') -%}
@@ -284,8 +283,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- endfor -%}
     {%- do paths_left.update({commit.version: left}) -%}
   {%- endfor -%}
-  {%- set quoted = [] -%}
-  {%- for column in columns -%}{%- do quoted.append(adapter.quote(column.name)) -%}{%- endfor -%}
+  {%- set quoted = dbt_tablestream.quoted_columns(columns | map(attribute='name')) -%}
   {%- set selects = [] -%}
   {%- for side, marked, unmarked in [('delete', 'after', 'before'), ('insert', 'before', 'after')] -%}
     {#-- Each scan: path -> its file, path -> the positions read, and per commit path -> its positions. --#}
@@ -331,7 +329,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
         {%- set tail = dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(case ' ~ versions | join('\n      ')
             ~ ' else ' ~ read_commits[-1].commit.version ~ ' end as bigint) as _commit_version' -%}
         {%- for select in dbt_tablestream.delta_log_path_reads_sql(stream.files, files, columns, tail, direct.described, scan.rows) -%}
-          {%- do selects.append('select ' ~ quoted | join(', ') ~ ', _change_type, _commit_version, timestamp_millis(case _commit_version '
+          {%- do selects.append('select ' ~ quoted ~ ', _change_type, _commit_version, timestamp_millis(case _commit_version '
               ~ stamps | join(' ') ~ ' end) as _commit_timestamp from (\n    ' ~ select ~ '\n  ) as __tablestream_by_position') -%}
         {%- endfor -%}
       {%- endif -%}

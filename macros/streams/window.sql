@@ -127,11 +127,9 @@
   {%- if parts -%}
     {%- set keys = dbt_tablestream.stream_pairing_keys(stream, columns) -%}
     {%- set changes = dbt_tablestream.drop_carryovers_sql('(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_rewritten', columns) -%}
-    {%- set selected = [] -%}
-    {%- for column in columns -%}{%- do selected.append(adapter.quote(column.name)) -%}{%- endfor -%}
-    {%- do selected.append("case when __tablestream_paired then (case _change_type when 'delete' then 'update_preimage' else 'update_postimage' end) "
-          ~ "else _change_type end as _change_type" if keys else '_change_type') -%}
-    {%- do rows.append('select ' ~ selected | join(', ') ~ ', _commit_version, _commit_timestamp\n  from '
+    {%- set change_type = "case when __tablestream_paired then (case _change_type when 'delete' then 'update_preimage' else 'update_postimage' end) "
+          ~ "else _change_type end as _change_type" if keys else '_change_type' -%}
+    {%- do rows.append('select ' ~ dbt_tablestream.quoted_columns(columns | map(attribute='name')) ~ ', ' ~ change_type ~ ', _commit_version, _commit_timestamp\n  from '
           ~ (dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes)) -%}
   {%- endif -%}
   {%- if log.one_sided is not none -%}{%- do rows.append(log.one_sided) -%}{%- endif -%}
