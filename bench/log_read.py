@@ -6,7 +6,9 @@ time-travel full diff a user would write without either (docs/delta-log-read.md)
 `--file-rows` rows (250,000) (a table laid out by key, as appends of increasing ids leave it). Each round commits
 a mixed change of `--fraction` of the keys in three commits (updates, deletes, new ids), clustered
 (each a block of neighbouring keys) or scattered over every file (`--pattern`), or with `--pattern
-append` one insert of `--fraction` of the rows (an event table), then measures, in a rotated order:
+append` one insert of `--fraction` of the rows (an event table), `--changes-per-window` times (once
+by default: a window of a stream that runs as often as its source changes), then measures, in a
+rotated order:
 - `feed_read` / `log_read`: the compiled model's select (the window's change rows) of
   `table_stream` (the feed) and `table_stream_delta_log` (the log), counted by Spark, with no write;
 - `full_diff`: `VERSION AS OF before` full outer join `VERSION AS OF after` on the key, the rows
@@ -21,6 +23,7 @@ the feed's writer rewrote. Reported: medians and the ratios (bench/results/log_r
     python bench/log_read.py --file-rows 50000 --out /tmp/log_read_50k.json   # smaller source files
     python bench/log_read.py --deletion-vectors --pattern scattered   # changes in every file
     python bench/log_read.py --pattern append --fraction 0.1 --out /tmp/log_read_append.json   # an event table's appends
+    python bench/log_read.py --changes-per-window 5 --out /tmp/log_read_5.json   # a window of 5 changes (15 commits)
 """
 
 from __future__ import annotations
@@ -101,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         help="clustered: the updates and deletes each hit one block of keys; scattered: keys spread over every file; "
         "append: one insert of --fraction of the rows a round",
     )
+    parser.add_argument(
+        "--changes-per-window",
+        type=int,
+        default=1,
+        help="the changes committed before each round's reads: a stream that runs less often than its source changes",
+    )
     parser.add_argument("--out", type=Path, help="default bench/results/log_read.json (log_read_dv.json with vectors)")
     args = parser.parse_args(argv)
     out = args.out or RESULTS / ("log_read_dv.json" if args.deletion_vectors else "log_read.json")
@@ -118,7 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.rows:,} rows in {files} files: source and targets built in {time.perf_counter() - started:.0f} s")
         for round in range(1, args.rounds + 1):
             before = bench.latest_version()
-            bench.change_source(args.rows, args.fraction, round, args.pattern)
+            for change in range(args.changes_per_window):
+                bench.change_source(
+                    args.rows, args.fraction, (round - 1) * args.changes_per_window + change + 1, args.pattern
+                )
             after = bench.latest_version()
             reads = {f"{name}_read": compiled_select(bench, model) for name, model in MODELS.items()}
             reads["full_diff"] = full_diff_sql(before, after)
@@ -152,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         "file_rows": args.file_rows,
         "deletion_vectors": args.deletion_vectors,
         "pattern": args.pattern,
+        "changes_per_window": args.changes_per_window,
     }
     write_results(out, arguments, started, measurements, line, rows_read=rows_read)
     print(line)

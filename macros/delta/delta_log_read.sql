@@ -167,29 +167,81 @@ where action.commitInfo is not null or action.metaData is not null or action.add
   {%- do dbt_tablestream.delta_log_decode_vectors(stream, commits) -%}
   {%- set by_position = dbt_tablestream.delta_log_vector_position_reads_sql(stream, commits, columns, direct) -%}
   {%- do rewritten.extend(by_position.selects) -%}
+  {%- set by_path = {'rewritten': [], 'one_sided': []} -%}
   {%- for commit in commits -%}
-    {%- set parts = rewritten if commit.adds and commit.removes else one_sided -%}
+    {%- set part = 'rewritten' if commit.adds and commit.removes else 'one_sided' -%}
+    {%- set parts = rewritten if part == 'rewritten' else one_sided -%}
     {%- set revectored = dbt_tablestream.delta_log_revectored_paths(commit) -%}
     {%- for side, files in [('delete', commit.removes | rejectattr('path', 'in', revectored) | list),
                             ('insert', commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
-      {%- set change = dbt_tablestream.delta_log_change_columns_sql(side, commit) -%}
-      {%- set by_path, travelled = [], [] -%}
+      {%- set travelled = [] -%}
       {%- for file in files -%}
         {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and dbt_tablestream.delta_log_take_direct_read(direct, file) -%}
-          {%- do by_path.append(file) -%}
+          {%- do by_path[part].append({'file': file, 'side': side, 'commit': commit}) -%}
         {%- else -%}
           {%- do travelled.append(file) -%}
         {%- endif -%}
       {%- endfor -%}
-      {%- do parts.extend(dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns, change, direct.described)) -%}
-      {%- do parts.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns, '*, ' ~ change)) -%}
+      {%- do parts.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns,
+            '*, ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit))) -%}
     {%- endfor -%}
     {%- if by_position.paths_left[commit.version] -%}
       {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, by_position.paths_left[commit.version], columns, direct)) -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- do rewritten.extend(dbt_tablestream.delta_log_file_reads_sql(stream.files, by_path.rewritten, columns, direct.described)) -%}
+  {%- do one_sided.extend(dbt_tablestream.delta_log_file_reads_sql(stream.files, by_path.one_sided, columns, direct.described)) -%}
   {{ return({'rewritten': rewritten | join('\n  union all\n  ') if rewritten else none,
              'one_sided': one_sided | join('\n  union all\n  ') if one_sided else none}) }}
+{% endmacro %}
+
+
+{#-- Selects of the rows of data files read by their paths (delta_log_path_reads_sql), as the
+     commits of a window added or removed them: `reads`, a list of {file, side, commit}. A file
+     is scanned once however many of the window's commits read it, and its rows are joined by
+     path to each commit and side that does: a file one commit added and the next removed (a
+     run of UPDATEs on one part of a table) was scanned twice, and each commit's files took a
+     Parquet relation of their own, each analysed on its own (bench/README.md). The join is a
+     broadcast of the window's few file entries, so no row is shuffled for it. A single commit
+     and side needs no join. --#}
+{% macro delta_log_file_reads_sql(source_files, reads, columns, described) %}
+  {%- if not reads -%}{{ return([]) }}{%- endif -%}
+  {%- set tags, files = {}, {} -%}
+  {%- for read in reads -%}
+    {%- do tags.update({(read.side, read.commit.version): read}) -%}
+    {%- do files.setdefault(read.file.path, read.file) -%}
+  {%- endfor -%}
+  {%- if tags | length == 1 -%}
+    {{ return(dbt_tablestream.delta_log_path_reads_sql(source_files, files.values() | list, columns,
+        dbt_tablestream.delta_log_change_columns_sql(reads[0].side, reads[0].commit), described)) }}
+  {%- endif -%}
+  {%- set directories = {} -%}
+  {%- for file in files.values() -%}
+    {%- do directories.setdefault(file.path[:file.path | length - file.name | length], []).append(file) -%}
+  {%- endfor -%}
+  {%- set selects = [] -%}
+  {%- for directory, in_directory in directories.items() -%}
+    {%- do selects.extend(dbt_tablestream.delta_log_path_reads_sql(source_files, in_directory, columns,
+          'concat(' ~ dbt_tablestream.sql_string(directory) ~ ', _metadata.file_name) as __tablestream_path', described)) -%}
+  {%- endfor -%}
+  {%- set entries = [] -%}
+  {%- for read in reads -%}
+    {%- do entries.append('(' ~ dbt_tablestream.sql_string(read.file.path) ~ ', ' ~ dbt_tablestream.sql_string(read.side) ~ ', '
+        ~ read.commit.version ~ ', ' ~ read.commit.millis ~ ')') -%}
+  {%- endfor -%}
+  {%- set selected = [] -%}
+  {%- for column in columns -%}{%- do selected.append('__tablestream_files.' ~ adapter.quote(column.name)) -%}{%- endfor -%}
+  {%- set sql -%}
+select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
+    __tablestream_reads._change_type, cast(__tablestream_reads._commit_version as bigint) as _commit_version,
+    timestamp_millis(__tablestream_reads.__tablestream_millis) as _commit_timestamp
+  from (
+    {{ selects | join('\n    union all\n    ') }}
+  ) as __tablestream_files
+  join (values {{ entries | join(',\n    ') }}) as __tablestream_reads(__tablestream_path, _change_type, _commit_version, __tablestream_millis)
+    on __tablestream_files.__tablestream_path = __tablestream_reads.__tablestream_path
+  {%- endset -%}
+  {{ return([sql]) }}
 {% endmacro %}
 
 
