@@ -3,34 +3,47 @@
      becomes a source streams read with ref_stream (docs/snapshot-mirror.md). The first run (and
      --full-refresh) builds the copy; every later run applies one MERGE of the snapshot's
      differences from the mirror that inserts new keys, updates the rows whose values changed and,
-     by delete_mode, deletes, marks or keeps the keys the query no longer returns. The feed holds
-     only real changes, and applying the same snapshot again changes nothing: a run that died
-     after its commit is simply run again. --#}
+     by delete_mode, deletes, marks or keeps the keys the query no longer returns. The
+     differences are written to a table of their own first, so the keys are checked on the rows
+     the MERGE applies and the query is read once. The feed holds only real changes, and applying
+     the same snapshot again changes nothing: a run that died after its commit is simply run
+     again. --#}
 {% materialization snapshot_mirror, default %}
   {%- set settings = dbt_tablestream.snapshot_mirror_settings() -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set columns = get_column_schema_from_query(compiled_code) | map(attribute='name') | list -%}
-  {%- do dbt_tablestream.check_snapshot_mirror(settings, columns, compiled_code) -%}
+  {%- do dbt_tablestream.check_snapshot_mirror(settings, columns) -%}
+  {%- set rebuild = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
+  {%- if not rebuild -%}
+    {%- do dbt_tablestream.check_snapshot_mirror_columns(settings, columns, target_relation) -%}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if existing_relation is not none and existing_relation.is_view -%}
-    {{ adapter.drop_relation(existing_relation) }}
-    {%- set existing_relation = none -%}
-  {%- endif -%}
-  {%- set rebuild = existing_relation is none or should_full_refresh() -%}
-  {%- if not rebuild -%}
-    {%- do dbt_tablestream.check_snapshot_mirror_columns(settings, columns, target_relation) -%}
+  {%- if rebuild -%}
+    {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(compiled_code, settings.key_columns)) -%}
+    {%- if existing_relation is not none and existing_relation.is_view -%}
+      {{ adapter.drop_relation(existing_relation) }}
+    {%- endif -%}
+  {%- else -%}
+    {%- set diff = dbt_tablestream.snapshot_mirror_diff_relation(target_relation) -%}
+    {%- call statement('snapshot_mirror_diff') -%}
+      create or replace table {{ diff }} using delta as
+      {{ dbt_tablestream.snapshot_mirror_diff_sql(target_relation, compiled_code, columns, settings) }}
+    {%- endcall -%}
+    {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(
+          'select * from ' ~ diff, settings.key_columns, 'max(__tablestream_copies)'), diff) -%}
   {%- endif -%}
   {%- call statement('main', fetch_result=True) -%}
     {%- if rebuild -%}
       {{ dbt_tablestream.snapshot_mirror_build_sql(target_relation, compiled_code, settings) }}
     {%- else -%}
-      {{ dbt_tablestream.snapshot_mirror_merge_sql(target_relation, compiled_code, columns, settings) }}
+      {{ dbt_tablestream.snapshot_mirror_merge_sql(target_relation, diff, columns, settings) }}
     {%- endif -%}
   {%- endcall -%}
   {%- do dbt_tablestream.fault_point('after_target_commit') -%}
+  {%- if not rebuild -%}{%- do adapter.drop_relation(diff) -%}{%- endif -%}
   {%- set result = load_result('main') -%}
   {%- if not rebuild and result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows -%}
     {%- set row = result.table.rows[0] -%}

@@ -11,57 +11,94 @@
 {% endmacro %}
 
 
-{#-- One MERGE of the snapshot's differences into the mirror. The source is the diff: a full
-     outer join of the snapshot and the mirror on the key (a left join under delete_mode ignore)
-     keeping a key that is new, a key whose values changed (compared NULL-safe, column by column;
-     under soft, a key marked deleted that came back) and a key the snapshot no longer returns
-     (under soft, one not yet marked). Delta's MERGE rewrites every file holding a row that a
-     source row matches, whether or not a clause then changes it, so a MERGE of the whole snapshot
-     would copy the whole mirror on every run, unchanged nights included (docs/architecture.md,
-     "Snapshot sources: snapshot_mirror"). Matched by the diff only, it rewrites the files of
-     changed keys, and a night without changes writes nothing. A vanished key is deleted (hard)
-     or marked `_deleted` with the time (soft). --#}
-{% macro snapshot_mirror_merge_sql(target, sql, columns, settings) %}
+{#-- The snapshot's differences from the mirror, the rows its one MERGE applies (written to a
+     table of their own first: snapshot_mirror_diff_relation): a full outer join of the snapshot
+     and the mirror on the key (a left join under delete_mode ignore) keeping a key that is new, a
+     key whose values changed (compared NULL-safe, column by column; under soft, a key marked
+     deleted that came back) and a key the snapshot no longer returns (under soft, one not yet
+     marked), with `__tablestream_vanished`. `__tablestream_copies` counts each snapshot key's
+     rows, and a repeated key's rows are kept whatever they hold, so the keys are checked on the
+     same rows the MERGE applies (check_snapshot_mirror_keys): a query read twice may answer
+     differently (a folder replaced, a JDBC table written), and each read of a 10M-row snapshot
+     cost 5 s (bench/README.md). The count partitions the snapshot by the key the join shuffles it
+     by, so it adds no shuffle. Delta's MERGE rewrites every file holding a row that a source row
+     matches, whether or not a clause then changes it, so a MERGE of the whole snapshot would copy
+     the whole mirror on every run, unchanged nights included (docs/architecture.md, "Snapshot
+     sources: snapshot_mirror"): matched by the differences only, it rewrites the files of changed
+     keys, and a night without changes writes nothing. --#}
+{% macro snapshot_mirror_diff_sql(target, sql, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {%- set keys = settings.key_columns | map('lower') | list -%}
-  {%- set on, joined, equal, diffed, assignments, names, values = [], [], [], [], [], [], [] -%}
+  {%- set partition, joined, equal, diffed, current_columns = [], [], [], [], [] -%}
+  {%- for column in columns -%}
+    {%- set quoted = adapter.quote(column) -%}
+    {%- do current_columns.append(quoted) -%}
+    {%- if column | lower in keys -%}
+      {%- do partition.append(quoted) -%}
+      {%- do joined.append('__tablestream_snapshot.' ~ quoted ~ ' = __tablestream_current.' ~ quoted) -%}
+      {%- do diffed.append('coalesce(__tablestream_snapshot.' ~ quoted ~ ', __tablestream_current.' ~ quoted ~ ') as ' ~ quoted) -%}
+    {%- else -%}
+      {%- do equal.append('__tablestream_snapshot.' ~ quoted ~ ' <=> __tablestream_current.' ~ quoted) -%}
+      {%- do diffed.append('__tablestream_snapshot.' ~ quoted) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set changed = ['not (' ~ equal | join(' and ') ~ ')'] if equal else [] -%}
+  {%- if soft -%}
+    {%- do changed.append('__tablestream_current._deleted') -%}
+    {%- do current_columns.append('_deleted') -%}
+  {%- endif -%}
+  {%- set diff_sql -%}
+select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapshot is null as __tablestream_vanished,
+    __tablestream_snapshot.__tablestream_copies
+  from (select *, true as __tablestream_in_snapshot, count(*) over (partition by {{ partition | join(', ') }}) as __tablestream_copies from (
+{{ sql }}
+  ) as __tablestream_query) as __tablestream_snapshot
+  {{ 'left' if settings.delete_mode == 'ignore' else 'full outer' }} join (select {{ current_columns | join(', ') }}, true as __tablestream_in_mirror from {{ target }}) as __tablestream_current
+    on {{ joined | join(' and ') }}
+  where coalesce(__tablestream_snapshot.__tablestream_copies > 1, false) or case
+    when __tablestream_current.__tablestream_in_mirror is null then true
+    when __tablestream_snapshot.__tablestream_in_snapshot is null then {{ 'not __tablestream_current._deleted' if soft else 'true' }}
+    else {{ changed | join(' or ') if changed else 'false' }}
+  end
+  {%- endset -%}
+  {{ return(diff_sql) }}
+{% endmacro %}
+
+
+{#-- Where a run writes the snapshot's differences (snapshot_mirror_diff_sql) before its MERGE: a
+     Delta table beside the mirror, dropped after the MERGE (or the refusal); a run killed in
+     between leaves it, and the next one replaces it. --#}
+{% macro snapshot_mirror_diff_relation(target) %}
+  {{ return(api.Relation.create(database=target.database, schema=target.schema,
+      identifier=target.identifier ~ '__tablestream_diff', type='table')) }}
+{% endmacro %}
+
+
+{#-- The one MERGE of the differences (`diff`, snapshot_mirror_diff_relation) into the mirror: a
+     vanished key is deleted (hard) or marked `_deleted` with the time (soft), a matched key
+     updated, a new key inserted. --#}
+{% macro snapshot_mirror_merge_sql(target, diff, columns, settings) %}
+  {%- set soft = settings.delete_mode == 'soft' -%}
+  {%- set keys = settings.key_columns | map('lower') | list -%}
+  {%- set on, assignments, names, values = [], [], [], [] -%}
   {%- for column in columns -%}
     {%- set quoted = adapter.quote(column) -%}
     {%- do names.append(quoted) -%}
     {%- do values.append('__tablestream_diff.' ~ quoted) -%}
     {%- if column | lower in keys -%}
       {%- do on.append('__tablestream_mirror.' ~ quoted ~ ' = __tablestream_diff.' ~ quoted) -%}
-      {%- do joined.append('__tablestream_snapshot.' ~ quoted ~ ' = __tablestream_current.' ~ quoted) -%}
-      {%- do diffed.append('coalesce(__tablestream_snapshot.' ~ quoted ~ ', __tablestream_current.' ~ quoted ~ ') as ' ~ quoted) -%}
     {%- else -%}
-      {%- do equal.append('__tablestream_snapshot.' ~ quoted ~ ' <=> __tablestream_current.' ~ quoted) -%}
-      {%- do diffed.append('__tablestream_snapshot.' ~ quoted) -%}
       {%- do assignments.append(quoted ~ ' = __tablestream_diff.' ~ quoted) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- set changed = ['not (' ~ equal | join(' and ') ~ ')'] if equal else [] -%}
   {%- if soft -%}
-    {%- do changed.append('__tablestream_current._deleted') -%}
     {%- do assignments.extend(['_deleted = false', '_deleted_at = cast(null as timestamp)']) -%}
     {%- do names.extend(['_deleted', '_deleted_at']) -%}
     {%- do values.extend(['false', 'cast(null as timestamp)']) -%}
   {%- endif -%}
-  {%- set current_columns = names | list -%}
   {%- set merge_sql -%}
 merge into {{ target }} as __tablestream_mirror
-using (
-  select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapshot is null as __tablestream_vanished
-  from (select *, true as __tablestream_in_snapshot from (
-{{ sql }}
-  ) as __tablestream_query) as __tablestream_snapshot
-  {{ 'left' if settings.delete_mode == 'ignore' else 'full outer' }} join (select {{ current_columns | join(', ') }}, true as __tablestream_in_mirror from {{ target }}) as __tablestream_current
-    on {{ joined | join(' and ') }}
-  where case
-    when __tablestream_current.__tablestream_in_mirror is null then true
-    when __tablestream_snapshot.__tablestream_in_snapshot is null then {{ 'not __tablestream_current._deleted' if soft else 'true' }}
-    else {{ changed | join(' or ') if changed else 'false' }}
-  end
-) as __tablestream_diff
+using {{ diff }} as __tablestream_diff
 on {{ on | join(' and ') }}
 {%- if settings.delete_mode == 'hard' %}
 when matched and __tablestream_diff.__tablestream_vanished then delete

@@ -23,9 +23,9 @@
 
 
 {#-- Refuses a snapshot whose rows the MERGE could not match one for one: a key column it lacks,
-     the columns the mirror adds under delete_mode soft, and NULL or repeated keys, naming up to
-     ten of them. --#}
-{% macro check_snapshot_mirror(settings, columns, sql) %}
+     and the columns the mirror adds under delete_mode soft. Its keys are checked by
+     check_snapshot_mirror_keys. --#}
+{% macro check_snapshot_mirror(settings, columns) %}
   {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
   {%- set lowered = columns | map('lower') | list -%}
   {%- set missing = settings.key_columns | map('lower') | reject('in', lowered) | list -%}
@@ -38,30 +38,41 @@
     {{ exceptions.raise_compiler_error(subject ~ ": with delete_mode soft the mirror adds " ~ reserved | join(', ')
         ~ ", which the snapshot already has. Rename them in the query. Nothing was written.") }}
   {%- endif -%}
-  {%- set rows = run_query(dbt_tablestream.snapshot_mirror_bad_keys_sql(sql, settings.key_columns)).rows -%}
+{% endmacro %}
+
+
+{#-- Refuses NULL or repeated keys, naming up to ten of them: `bad_keys_sql` lists them
+     (snapshot_mirror_bad_keys_sql), over the query before the mirror is built, over the
+     snapshot's differences (`diff`, dropped first) before a MERGE. --#}
+{% macro check_snapshot_mirror_keys(settings, bad_keys_sql, diff=none) %}
+  {%- set rows = run_query(bad_keys_sql).rows -%}
   {%- if rows -%}
+    {%- if diff is not none -%}{%- do adapter.drop_relation(diff) -%}{%- endif -%}
     {%- set listed = [] -%}
     {%- for row in rows -%}
       {%- set values = [] -%}
       {%- for key in settings.key_columns -%}{%- do values.append(key ~ '=' ~ (row[loop.index0] if row[loop.index0] is not none else 'NULL')) -%}{%- endfor -%}
       {%- do listed.append(values | join(', ') ~ ' (' ~ row['copies'] ~ ' rows)') -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": the snapshot has keys that are NULL or not unique, so its rows cannot be matched "
-        ~ "one for one with the mirror's (unique_key " ~ settings.key_columns | join(', ') ~ "): " ~ listed | join('; ')
-        ~ (' (the first ten)' if rows | length >= 10 else '') ~ ". Nothing was written. Filter or deduplicate them in the query.") }}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " (snapshot_mirror): the snapshot has keys that are NULL or not unique, "
+        ~ "so its rows cannot be matched one for one with the mirror's (unique_key " ~ settings.key_columns | join(', ') ~ "): "
+        ~ listed | join('; ') ~ (' (the first ten)' if rows | length >= 10 else '') ~ ". Nothing was written. Filter or deduplicate them in the query.") }}
   {%- endif -%}
 {% endmacro %}
 
 
-{% macro snapshot_mirror_bad_keys_sql(sql, keys) %}
+{#-- The keys of `sql` that are NULL or appear more than once, with their row counts (`copies`),
+     at most ten. `copies`: how a key's rows are counted, `count(*)` over the query, or
+     `max(__tablestream_copies)` over its differences (snapshot_mirror_diff_sql). --#}
+{% macro snapshot_mirror_bad_keys_sql(sql, keys, copies='count(*)') %}
   {%- set quoted = [] -%}
   {%- set nulls = [] -%}
   {%- for key in keys -%}
     {%- do quoted.append(adapter.quote(key)) -%}
     {%- do nulls.append(adapter.quote(key) ~ ' is null') -%}
   {%- endfor -%}
-  {{ return('select ' ~ quoted | join(', ') ~ ', count(*) as copies from (\n' ~ sql ~ '\n) as __tablestream_snapshot group by '
-      ~ quoted | join(', ') ~ ' having count(*) > 1 or ' ~ nulls | join(' or ') ~ ' order by copies desc limit 10') }}
+  {{ return('select ' ~ quoted | join(', ') ~ ', ' ~ copies ~ ' as copies from (\n' ~ sql ~ '\n) as __tablestream_snapshot group by '
+      ~ quoted | join(', ') ~ ' having ' ~ copies ~ ' > 1 or ' ~ nulls | join(' or ') ~ ' order by copies desc limit 10') }}
 {% endmacro %}
 
 

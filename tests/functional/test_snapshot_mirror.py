@@ -90,6 +90,7 @@ def test_a_nightly_full_export_behind_a_view_streams_only_its_real_changes(tmp_p
         appended.append(bench.target_rows("changes") - before)
         assert bench.target_rows("mirror") == Counter(rows), night
         assert bench.target_rows("current") == Counter(rows), night
+        assert not shared_spark().catalog.tableExists("analytics.mirror__tablestream_diff"), night
     # The unchanged reload wrote nothing: no file of the mirror was rewritten (a MERGE of the whole
     # snapshot would have copied them all), and the streams saw nothing.
     assert files_rewritten(versions[0] + 1, versions[1]) == 0
@@ -108,10 +109,20 @@ def test_null_or_repeated_keys_are_refused_and_nothing_is_written(tmp_path: Path
     bench, raw = night_bench(tmp_path)
     load(raw, NIGHTS[0])
     bench.run("-s", "export_v", "mirror")
-    shared_spark().sql(f"insert into {raw} values (2, 'b2', 2), (2, 'b3', 2), (null, 'x', 0)")
-    bench.refused(
-        "mirror", "Model mirror (snapshot_mirror)", "id=2 (3 rows)", "id=NULL (1 rows)", "Nothing was written"
-    )
+    # Key 1 repeated exactly as the mirror holds it: no difference, yet refused.
+    shared_spark().sql(f"insert into {raw} values (2, 'b2', 2), (2, 'b3', 2), (null, 'x', 0), (1, 'a', 1)")
+    # A later run checks the rows its MERGE would apply, and drops them; a rebuild checks the query.
+    for args in ((), ("--full-refresh",)):
+        bench.refused(
+            "mirror",
+            "Model mirror (snapshot_mirror)",
+            "id=2 (3 rows)",
+            "id=NULL (1 rows)",
+            "id=1 (2 rows)",
+            "Nothing was written",
+            args=args,
+        )
+        assert not shared_spark().catalog.tableExists("analytics.mirror__tablestream_diff")
 
 
 @pytest.mark.extended
