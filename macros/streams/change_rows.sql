@@ -1,9 +1,14 @@
 {#-- The column contract of a stream read (docs/architecture.md, "The layers"): every source column, then
      __change_type, __commit_version, __commit_timestamp. The window is embedded as a comment so the
-     materialization commits exactly the window that was read. --#}
+     materialization commits exactly the window that was read. The comment's `view` is 'window'
+     (none for an empty window): the read's SQL follows the comment, and a log read's of many
+     files or row positions would double the statement. --#}
 {% macro change_rows_sql(stream, source_relation, columns=none, marked=true) %}
   {%- set columns = columns if columns is not none else adapter.get_columns_in_relation(source_relation) -%}
-  {%- set marker = tojson(stream) | replace('/', '\\/') -%}
+  {%- set marked_stream = {} -%}
+  {%- do marked_stream.update(stream) -%}
+  {%- do marked_stream.update({'view': none if stream.view is none else 'window'}) -%}
+  {%- set marker = tojson(marked_stream) | replace('/', '\\/') -%}
   {%- set column_list -%}
     {%- for column in columns %}{{ adapter.quote(column.name) }}, {% endfor -%}
   {%- endset -%}

@@ -24,7 +24,7 @@ show tblproperties app.orders;
 
 -- order_history: first_run / model
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -43,7 +43,7 @@ select * from (
 select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -85,7 +85,7 @@ select * from (with __tablestream_events as (
   from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "(select *, 'insert' as _change_type, cast(9 as bigint) as _commit_version,\n    cast('2026-11-21 09:30:00' as timestamp) as _commit_timestamp\n  from app.orders version as of 9) as __tablestream_snapshot", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -237,7 +237,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 
 -- order_history: next_run / model
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -279,7 +279,7 @@ from (
           from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -335,7 +335,7 @@ with __tablestream_events as (
   from (
 
 select * from (
-  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -34,7 +34,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_bounded: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 1, "through": 4, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 2, 4)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 1, "through": 4, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -63,7 +63,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 1, "through": 4, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 2, 4)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 1, "through": 4, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -114,7 +114,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 1, "through": 4, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 2, 4)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 1, "through": 4, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -235,7 +235,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_bounded: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 5, "through": 8, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 8)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 5, "through": 8, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -278,7 +278,7 @@ from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 5, "through": 8, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 8)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 5, "through": 8, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -335,7 +335,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 5, "through": 8, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 8)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_bounded__app_orders", "stream_id": "tablestream\/orders_current_bounded__app_orders\/0", "source": "app.orders", "after": 5, "through": 8, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": 3, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_bounded__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -135,7 +135,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_inserts: next_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -167,7 +167,7 @@ create or replace temporary view orders_inserts__dbt_tmp as
 
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "table_changes('app.orders', 6, 9)", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
