@@ -256,7 +256,7 @@ class TableStream:
                 retained_from = self.spark.sql(render("retained_from_sql", window["file_retention"])).collect()[0][0]
             problem = render("window_problem", self.source, window, position.table_id, commits, retained_from)
             if problem is not None:
-                raise StreamError(problem)
+                raise StreamError(problem["message"])
         if window["after"] < window["through"]:
             window["view"] = render("window_relation_sql", self.source, window)
         return StreamWindow(self, position, window)

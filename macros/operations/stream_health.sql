@@ -61,7 +61,7 @@
   {%- set since = dbt_tablestream.history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
   {%- set problem = dbt_tablestream.window_problem(relation, stream, row['source_table_id'], since, retention['retained_from']) -%}
-  {%- do health.update({'stale': problem is not none, 'problem': problem}) -%}
+  {%- do health.update({'stale': problem is not none, 'problem': problem.message if problem is not none else none}) -%}
   {%- for commit in since or [] if (commit['version'] | int) == offset -%}
     {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
   {%- endfor -%}

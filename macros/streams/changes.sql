@@ -62,7 +62,7 @@
   {%- endif -%}
   {%- do range.update({'appends_only': dbt_tablestream.window_appends_only(first - 1, last, window_rows)}) -%}
   {%- set problem = dbt_tablestream.window_problem(relation, range, none, window_rows, retained_from) -%}
-  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem.message) }}{%- endif -%}
   {%- if from_log -%}
     {%- do range.files.update({'versions': dbt_tablestream.window_log_versions(range, window_rows)}) -%}
   {%- endif -%}

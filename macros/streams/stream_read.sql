@@ -90,11 +90,11 @@
     {%- set on_stale = settings.on_stale -%}
     {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id, window_rows) -%}
     {%- set recovered = problem is not none and on_stale != 'fail' and not restart
-                        and (recreated or problem.startswith(stream.subject ~ ' is stale')) -%}
+                        and (recreated or problem.kind == 'stale') -%}
     {%- if recovered -%}
-      {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
+      {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem.message, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
-      {{ exceptions.raise_compiler_error(problem) }}
+      {{ exceptions.raise_compiler_error(problem.message) }}
     {%- endif -%}
     {%- if from_log and not stream.snapshot -%}
       {%- do stream.files.update({'versions': dbt_tablestream.window_log_versions(stream, window_rows)}) -%}

@@ -13,7 +13,7 @@
      stream run, traced", step 2), then returns the relation its changes are read from. --#}
 {% macro spark__register_stream_window(relation, stream, table_id, checked=false, columns=none) %}
   {%- set problem = none if checked else dbt_tablestream.stream_window_problem(relation, stream, table_id) -%}
-  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+  {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem.message) }}{%- endif -%}
   {{ return(dbt_tablestream.window_relation_sql(relation, stream, columns)) }}
 {% endmacro %}
 
@@ -141,41 +141,55 @@
 {% endmacro %}
 
 
+{#-- Why a window cannot be read: its `kind` decides what may follow (on_stale recovers from
+     'stale' alone), its `message` says it with the remedy. Kinds: 'recreated' (the source's table
+     id changed), 'restored' (the offset is past the source's latest version), 'stale' (log entries
+     or files of the window are gone or may be), 'untracked' (the feed or row tracking did not
+     record a commit). --#}
+{% macro window_refusal(kind, message) %}
+  {%- if kind not in ['recreated', 'restored', 'stale', 'untracked'] -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream.window_refusal: unknown kind " ~ kind ~ "; expected recreated, restored, stale or untracked.") }}
+  {%- endif -%}
+  {{ return({'kind': kind, 'message': message}) }}
+{% endmacro %}
+
+
 {% macro window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
   {{ return(adapter.dispatch('window_problem', 'dbt_tablestream')(relation, stream, table_id, window_rows, retained_from)) }}
 {% endmacro %}
 
 
-{#-- Why the window (after, through] of the source cannot be read, or none. `retained_from`: the
-     time before which VACUUM may have removed the source's files (spark__retained_from_sql). --#}
+{#-- Why the window (after, through] of the source cannot be read (a window_refusal), or none.
+     `retained_from`: the time before which VACUUM may have removed the source's files
+     (spark__retained_from_sql). --#}
 {% macro spark__window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
   {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
-    {{ return(stream.subject ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
-        ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy) }}
+    {{ return(dbt_tablestream.window_refusal('recreated', stream.subject ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
+        ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy)) }}
   {%- endif -%}
   {%- if stream.after > stream.through -%}
-    {{ return(stream.subject ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
-        ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy) }}
+    {{ return(dbt_tablestream.window_refusal('restored', stream.subject ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
+        ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy)) }}
   {%- endif -%}
   {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
   {%- set window = window_rows if window_rows is not none else dbt_tablestream.history_since(relation, stream.after + 1, stream.through) -%}
   {%- set listed = [] -%}
   {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (stream.after + 1) not in listed -%}
-    {{ return(stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
+    {{ return(dbt_tablestream.window_refusal('stale', stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
         ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the changes after the stream's offset "
-        ~ stream.after ~ " cannot be read. " ~ remedy) }}
+        ~ stream.after ~ " cannot be read. " ~ remedy)) }}
   {%- endif -%}
   {#-- A VACUUM that kept the table's deletedFileRetentionDuration can have removed files of any
        commit older than that, logged or not (file systems such as s3 log no VACUUM): Delta's CDC
        reader refuses such a start itself since Delta 4.1, and earlier versions fail on a missing file. --#}
   {%- for row in window if retained_from is not none and (row['version'] | int) == stream.after + 1 and row['timestamp'] < retained_from -%}
-    {{ return(stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source ~ " was committed at "
+    {{ return(dbt_tablestream.window_refusal('stale', stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source ~ " was committed at "
         ~ row['timestamp'] ~ ", longer ago than the source's delta.deletedFileRetentionDuration (" ~ stream.file_retention
         ~ "), so a VACUUM may have removed files its changes are read from, and the changes after the stream's offset "
         ~ stream.after ~ " cannot be read completely. Run the stream more often than that, or raise the source's "
-        ~ "delta.deletedFileRetentionDuration. " ~ remedy) }}
+        ~ "delta.deletedFileRetentionDuration. " ~ remedy)) }}
   {%- endfor -%}
   {{ return(dbt_tablestream.window_commits_problem(stream, window)) }}
 {% endmacro %}
@@ -236,23 +250,23 @@
   {%- set untracked = toggles | rejectattr('toggle') | list -%}
   {%- if toggles and toggles[0].toggle and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
   {%- if stream.read == 'changelog' and untracked -%}
-    {{ return(dbt_tablestream.changelog_window_problem(stream, untracked[0])) }}
+    {{ return(dbt_tablestream.window_refusal('untracked', dbt_tablestream.changelog_window_problem(stream, untracked[0]))) }}
   {%- endif -%}
   {%- set from_log = dbt_tablestream.stream_reads_log(stream.read, stream.on_feed_off) -%}
   {%- for commit in commits -%}
     {%- if commit.operation in data_operations and not commit.tracked and not from_log -%}
-      {{ return(stream.subject ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
+      {{ return(dbt_tablestream.window_refusal('untracked', stream.subject ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
           ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. "
           ~ "Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
-          ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:] ~ " Or read such commits from the Delta log: on_feed_off: delta_log.") }}
+          ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:] ~ " Or read such commits from the Delta log: on_feed_off: delta_log.")) }}
     {%- endif -%}
     {%- if commit.operation == 'VACUUM START' and commit.retention -%}
       {%- set kept_from = commit.timestamp - modules.datetime.timedelta(milliseconds=commit.retention.group(1) | int) -%}
       {%- for older in commits if older.version < commit.version and older.operation in data_operations and older.timestamp < kept_from -%}
-        {{ return(stream.subject ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
+        {{ return(dbt_tablestream.window_refusal('stale', stream.subject ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
             ~ " were removed (VACUUM) or may have been: the VACUUM at version " ~ commit.version ~ " kept only files younger than "
             ~ ((commit.retention.group(1) | int) / 3600000) | round(2) ~ " hours, so the changes after the stream's offset "
-            ~ stream.after ~ " cannot be read. Reading past them would silently drop changes. " ~ remedy) }}
+            ~ stream.after ~ " cannot be read. Reading past them would silently drop changes. " ~ remedy)) }}
       {%- endfor -%}
     {%- endif -%}
   {%- endfor -%}

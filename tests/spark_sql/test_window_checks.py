@@ -47,12 +47,17 @@ def window(after: int, through: int) -> dict[str, Any]:
     }
 
 
-def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:
-    """The refusal message for the window (after, latest], or None when it is readable."""
+def refusal(renderer: SparkRenderer, path: Path, after: int) -> dict | None:
+    """The refusal (kind, message) of the window (after, latest], or None when it is readable."""
     macros = renderer.model("orders_changes").package
     through = DeltaTable(str(path)).version()
-    problem = macros["window_commits_problem"](window(after, through), history_rows(path))
-    return None if problem is None else str(problem)
+    return macros["window_commits_problem"](window(after, through), history_rows(path))
+
+
+def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:
+    """The refusal message for the window (after, latest], or None when it is readable."""
+    problem = refusal(renderer, path, after)
+    return None if problem is None else str(problem["message"])
 
 
 def test_a_window_with_the_feed_on_throughout_is_readable(renderer: SparkRenderer, tmp_path: Path) -> None:
@@ -91,8 +96,10 @@ def test_vacuum_past_the_offset_is_refused_as_stale(renderer: SparkRenderer, tmp
     write_deltalake(tmp_path, people([(4, "d", 4)]), mode="append")
     DeltaTable(str(tmp_path)).delete("id = 4")
     DeltaTable(str(tmp_path)).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
-    message = check(renderer, tmp_path, 0)
-    assert message is not None
+    problem = refusal(renderer, tmp_path, 0)
+    # on_stale recovers from this kind alone.
+    assert problem is not None and problem["kind"] == "stale"
+    message = str(problem["message"])
     for fragment in (
         "Stream log__app_t is stale",
         "app.t were removed (VACUUM)",

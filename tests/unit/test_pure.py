@@ -98,7 +98,9 @@ def test_the_stream_api_renders_the_package_macros() -> None:
     ]
     assert '"tablestream.invocation_id": "run-1"' in opened[2]
     problem = render("window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", [])
-    assert problem.startswith("Stream s: the source app.t was dropped and recreated") and problem.endswith("Reset it.")
+    assert problem["kind"] == "recreated"
+    message = problem["message"]
+    assert message.startswith("Stream s: the source app.t was dropped and recreated") and message.endswith("Reset it.")
 
 
 def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
@@ -130,19 +132,22 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
     disable = '{"properties": "{\\"delta.enableRowTracking\\":\\"false\\"}"}'
     feed_off = '{"properties": "{\\"delta.enableChangeDataFeed\\":\\"false\\"}"}'
     late = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", enable), commit(7, "WRITE")]
-    problem = render("window_commits_problem", stream, late)
+    refusal = render("window_commits_problem", stream, late)
+    assert refusal["kind"] == "untracked"
+    problem = refusal["message"]
     assert problem.startswith("Stream s: row tracking was enabled on app.t at version 6, after the first version 5")
     assert "run the model once with stream_read: table_changes" in problem and problem.endswith("reset it.")
     off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", disable), commit(7, "WRITE")]
-    assert "row tracking was disabled on app.t at version 6" in render("window_commits_problem", stream, off)
+    assert "row tracking was disabled on app.t at version 6" in render("window_commits_problem", stream, off)["message"]
     at_start = [commit(5, "SET TBLPROPERTIES", enable), commit(6, "WRITE"), commit(7, "SET TBLPROPERTIES", feed_off)]
     assert render("window_commits_problem", stream, at_start) is None
     # The same history read through the change feed: only the feed's settings count.
     feed = {**stream, "read": "table_changes"}
     assert render("window_commits_problem", feed, late) is None
     feed_turned_off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", feed_off), commit(7, "WRITE")]
-    assert "change data feed of app.t was not enabled at version 7" in render(
-        "window_commits_problem", feed, feed_turned_off
+    assert (
+        "change data feed of app.t was not enabled at version 7"
+        in render("window_commits_problem", feed, feed_turned_off)["message"]
     )
     assert render("window_commits_problem", stream, feed_turned_off) is None
 
