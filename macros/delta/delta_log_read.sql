@@ -206,12 +206,9 @@ where action.commitInfo is not null or action.metaData is not null or action.add
      and side needs no join. --#}
 {% macro delta_log_file_reads_sql(source_files, reads, columns, described) %}
   {%- if not reads -%}{{ return([]) }}{%- endif -%}
-  {%- set tags, files = {}, {} -%}
-  {%- for read in reads -%}
-    {%- do tags.update({(read.side, read.commit.version): read}) -%}
-    {%- do files.setdefault(read.file.path, read.file) -%}
-  {%- endfor -%}
-  {%- if tags | length == 1 -%}
+  {%- set files = {} -%}
+  {%- for read in reads -%}{%- do files.setdefault(read.file.path, read.file) -%}{%- endfor -%}
+  {%- if (reads | map(attribute='side') | unique | list | length) == 1 and (reads | map(attribute='commit.version') | unique | list | length) == 1 -%}
     {{ return(dbt_tablestream.delta_log_path_reads_sql(source_files, files.values() | list, columns,
         dbt_tablestream.delta_log_change_columns_sql(reads[0].side, reads[0].commit), described)) }}
   {%- endif -%}

@@ -25,6 +25,7 @@
     {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(compiled_code, settings.key_columns)) -%}
     {%- if existing_relation is not none and existing_relation.is_view -%}
       {{ adapter.drop_relation(existing_relation) }}
+      {%- set existing_relation = none -%}
     {%- endif -%}
   {%- else -%}
     {%- set diff = dbt_tablestream.snapshot_mirror_diff_relation(target_relation) -%}
