@@ -8,9 +8,10 @@ of a commit read from the files the Delta log says it added and removed (docs/de
 - A window in which the feed was off for some commits is refused by default, and read with
   `on_feed_off: delta_log`: each commit the way it can be read.
 - A change query (`changes()`) reads the log too, with the model's `stream_read` / `on_feed_off`.
-- A vacuumed window is stale; a deletion-vector commit and a column-mapped table are read
-  correctly; a RESTORE that puts back the same columns is read, a commit that changed the table's
-  columns and rewrote its files at once is refused.
+- A vacuumed window is stale; a deletion-vector commit, a column-mapped table and a file written
+  before its column's type was widened are read correctly; a RESTORE that puts back the same
+  columns is read, a commit that changed the table's columns and rewrote its files at once is
+  refused.
 - The seed draws deletion vectors on both twins or neither; an extended example always has them.
 
 The property test runs one example in the default suite (about 140 s here); the others run in the
@@ -369,6 +370,24 @@ def since(source: str, config: str = "") -> str:
     )
 
 
+def run_from_schema_change(
+    bench: StreamBench, properties: dict[str, str], change: str, steps: list[str]
+) -> tuple[Any, ReadFiles]:
+    """Twins of ten rows, then ``change`` (a schema change) and ``steps`` on both; then a dbt run
+    of the change queries from the change's version. The change's DESCRIBE HISTORY row, and what
+    the run read."""
+    twins = Twins(bench, properties)
+    twins.sql("insert into {t} select id, concat('n', id), 1 from range(1, 11) as r(id)")
+    twins.sql(change)
+    commit = shared_spark().sql(f"describe history {twins.tables['plain']} limit 1").collect()[0]
+    for step in steps:
+        twins.sql(step)
+    read = ReadFiles()
+    result = bench.invoke("run", "--vars", f"{{from: {commit['version']}}}", callbacks=[read.record])
+    assert result.success, result.exception
+    return commit, read
+
+
 @pytest.mark.parametrize("deletion_vectors", [False, True], ids=["copy_on_write", "deletion_vectors"])
 def test_a_file_written_before_a_column_was_added_is_read_with_the_column_null(
     tmp_path: Path, deletion_vectors: bool
@@ -385,15 +404,13 @@ def test_a_file_written_before_a_column_was_added_is_read_with_the_column_null(
         {"since_feed": since("fed"), "since_log": since("plain", f"stream_read='delta_log', {KEYED}")},
         sources=("fed", "plain"),
     )
-    twins = Twins(bench, {"delta.enableDeletionVectors": str(deletion_vectors).lower()})
-    twins.sql("insert into {t} select id, concat('n', id), 1 from range(1, 11) as r(id)")
-    twins.sql("alter table {t} add columns (note string)")
-    added = int(shared_spark().sql(f"describe history {twins.tables['plain']} limit 1").collect()[0]["version"])
-    twins.sql("update {t} set name = 'u' where id = 3")
-    twins.sql("insert into {t} values (11, 'n11', 1, 'new')")
-    read = ReadFiles()
-    result = bench.invoke("run", "--vars", f"{{from: {added}}}", callbacks=[read.record])
-    assert result.success, result.exception
+    commit, read = run_from_schema_change(
+        bench,
+        {"delta.enableDeletionVectors": str(deletion_vectors).lower()},
+        "alter table {t} add columns (note string)",
+        ["update {t} set name = 'u' where id = 3", "insert into {t} values (11, 'n11', 1, 'new')"],
+    )
+    added = int(commit["version"])
     expected = Counter(
         [
             (3, "n3", 1, None, "UPDATE_BEFORE", added + 1),
@@ -413,6 +430,42 @@ def test_a_file_written_before_a_column_was_added_is_read_with_the_column_null(
     )
     assert update.search(rewritten) and not update.search(after), window
     assert insert.search(after) and not insert.search(rewritten), window
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("deletion_vectors", [False, True], ids=["copy_on_write", "deletion_vectors"])
+def test_a_file_written_before_its_column_was_widened_is_read_with_the_wider_type(
+    tmp_path: Path, deletion_vectors: bool
+) -> None:
+    """Type widening (`ALTER COLUMN age TYPE bigint`) changes the table's type but not the files
+    written before it: they keep `int`. An UPDATE then gives one of their rows a value only the
+    wider type holds, rewriting the file or marking the row in it with a deletion vector. A table
+    that may widen types has its files' columns described from their footers, not taken from their
+    statistics, and each is read cast to the table's type. The log read equals the feed's."""
+    bench = StreamBench(
+        tmp_path,
+        {"widened_feed": audit("fed"), "widened_log": audit("plain", f"stream_read='delta_log', {KEYED}")},
+        sources=("fed", "plain"),
+    )
+    widened, read = run_from_schema_change(
+        bench,
+        {"delta.enableTypeWidening": "true", "delta.enableDeletionVectors": str(deletion_vectors).lower()},
+        "alter table {t} alter column age type bigint",
+        ["update {t} set age = 5000000000 where id = 3", "insert into {t} values (11, 'n11', 7)"],
+    )
+    assert widened["operation"] == "CHANGE COLUMN", widened["operation"]
+    version = int(widened["version"])
+    expected = Counter(
+        [
+            (3, "n3", 1, "UPDATE_BEFORE", version + 1),
+            (3, "n3", 5000000000, "UPDATE_AFTER", version + 1),
+            (11, "n11", 7, "INSERT", version + 2),
+        ]
+    )
+    assert bench.target_rows("widened_feed") == expected
+    assert bench.target_rows("widened_log") == expected
+    # The file written as int is described from its footer; the files written after the widening are too.
+    assert read.described and read.described <= read.by_path, (sorted(read.described), sorted(read.by_path))
 
 
 class ReadFiles:
