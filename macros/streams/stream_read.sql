@@ -90,7 +90,7 @@
     {%- set on_stale = settings.on_stale -%}
     {%- set problem = dbt_tablestream.stream_window_problem(relation, stream, table_id, window_rows) -%}
     {%- set recovered = problem is not none and on_stale != 'fail' and not restart
-                        and (recreated or problem.kind == 'stale') -%}
+                        and problem.kind in ['stale', 'recreated', 'restored'] -%}
     {%- if recovered -%}
       {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem.message, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
