@@ -22,7 +22,7 @@
       ['offset', (status.to_version if status.to_version is not none else 'none: restarts from start_at') ~ (' committed ' ~ status.offset_time if status.offset_time else '')],
       ['source at', (status.source_version | string) ~ (' committed ' ~ status.source_time if status.source_time else '')],
       ['lag', (status.lag_versions | string) ~ ' versions, ' ~ dbt_tablestream.format_duration(status.lag_seconds)],
-      ['stale', ('YES: ' ~ status.problem) if status.stale else 'no'],
+      ['stale', ('YES (' ~ status.refusal ~ '): ' ~ status.problem) if status.stale else 'no'],
       ['goes stale', ('from ' ~ status.at_risk_from ~ ' if not run (the oldest unconsumed change passes the source''s log or file retention)')
                      if status.at_risk_from else 'not at risk: nothing unconsumed'],
       ['last run', (status.committed_at | string) ~ ', ' ~ (status.rows_written if status.rows_written is not none else 0) ~ ' rows written'],

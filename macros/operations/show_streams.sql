@@ -22,7 +22,7 @@
     {%- do rows.append([status.stream_name, status.source, status.stream_mode, status.to_version if status.to_version is not none else '-',
         (status.offset_time or '-') | string | truncate(19, true, ''), status.source_version if status.source_version is not none else '-',
         status.lag_versions if status.lag_versions is not none else '-', dbt_tablestream.format_duration(status.lag_seconds),
-        'STALE' if status.stale else 'no', status.target, status.committed_at | string | truncate(19, true, ''),
+        (status.refusal | upper) if status.stale else 'no', status.target, status.committed_at | string | truncate(19, true, ''),
         status.rows_written if status.rows_written is not none else '-']) -%}
   {%- endfor -%}
   {{ print(dbt_tablestream.text_table(['stream', 'source', 'mode', 'offset', 'offset time', 'source at', 'lag', 'lag time',

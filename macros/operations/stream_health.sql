@@ -2,7 +2,9 @@
 
 
 {#-- Where a stream stands against its source, from its latest offsets-log row: offset_time,
-     source_version, source_time, stale, problem (with the remedy), at_risk_from (when its oldest
+     source_version, source_time, stale (its next run would be refused), refusal (why: a
+     window_refusal's kind, or `missing` for a source that does not exist), problem (with the
+     remedy), at_risk_from (when its oldest
      unconsumed change may be lost to log cleanup or VACUUM) and at_risk_in_seconds (how long from
      now, on the session's clock). Reads no change rows. `lag_only`:
      just what the lag needs (source_version, source_time, offset_time), for stream_lag. --#}
@@ -16,9 +18,9 @@
 {% macro spark__stream_health(row, lag_only=false) %}
   {%- set relation = dbt_tablestream.parse_relation(row['source']) -%}
   {%- set health = {'offset_time': none, 'source_version': none, 'source_time': none, 'stale': false,
-                    'problem': none, 'at_risk_from': none, 'at_risk_in_seconds': none} -%}
+                    'refusal': none, 'problem': none, 'at_risk_from': none, 'at_risk_in_seconds': none} -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
-    {%- do health.update({'stale': true, 'problem': "the source " ~ row['source'] ~ " does not exist. Create it, or drop the stream."}) -%}
+    {%- do health.update({'stale': true, 'refusal': 'missing', 'problem': "the source " ~ row['source'] ~ " does not exist. Create it, or drop the stream."}) -%}
     {{ return(health) }}
   {%- endif -%}
   {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0] -%}
@@ -61,7 +63,9 @@
   {%- set since = dbt_tablestream.history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
   {%- set problem = dbt_tablestream.window_problem(relation, stream, row['source_table_id'], since, retention['retained_from']) -%}
-  {%- do health.update({'stale': problem is not none, 'problem': problem.message if problem is not none else none}) -%}
+  {%- if problem is not none -%}
+    {%- do health.update({'stale': true, 'refusal': problem.kind, 'problem': problem.message}) -%}
+  {%- endif -%}
   {%- for commit in since or [] if (commit['version'] | int) == offset -%}
     {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
   {%- endfor -%}

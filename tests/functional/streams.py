@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from dbt.cli.main import dbtRunner
 from deltalake import DeltaTable, write_deltalake
 from hypothesis import HealthCheck, Phase, settings
 
@@ -32,6 +34,26 @@ ROW_TRACKING = {TRACKING["changelog"]: "true"}
 # are opt-in (`-m changes_full`): the suite's 30 minutes cannot hold them, and test_changes_read
 # and the property test cover the changelog read in the default suite (CONTRIBUTING.md, "The tests").
 STREAM_READS_FULL = ["table_changes", pytest.param("changelog", marks=pytest.mark.changes_full)]
+
+
+def shown_streams(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, dict[str, Any]]:
+    """Every stream's position and health, as the `show_streams` operation prints it in JSON."""
+    capsys.readouterr()
+    result = dbtRunner().invoke(
+        [
+            "run-operation",
+            "dbt_tablestream.show_streams",
+            "--args",
+            "{format: json}",
+            "--project-dir",
+            str(project),
+            "--profiles-dir",
+            str(project),
+        ]
+    )
+    assert result.success, result.exception
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    return {entry["stream_name"]: entry for entry in json.loads(printed[-1])}
 
 
 def property_settings(examples: int) -> settings:

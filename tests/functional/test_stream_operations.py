@@ -15,30 +15,10 @@ from deltalake import DeltaTable, write_deltalake
 
 from dbt_tablestream.cli import main as tablestream
 from tests.functional.local import relocate_schemas
-from tests.functional.streams import StreamBench, stream_model
+from tests.functional.streams import StreamBench, shown_streams, stream_model
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAM = "log__app_t"
-
-
-def status(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, dict[str, Any]]:
-    """Every stream's position and health, as the `show_streams` operation prints it in JSON."""
-    capsys.readouterr()
-    result = dbtRunner().invoke(
-        [
-            "run-operation",
-            "dbt_tablestream.show_streams",
-            "--args",
-            "{format: json}",
-            "--project-dir",
-            str(project),
-            "--profiles-dir",
-            str(project),
-        ]
-    )
-    assert result.success, result.exception
-    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
-    return {entry["stream_name"]: entry for entry in json.loads(printed[-1])}
 
 
 def established(tmp_path: Path) -> StreamBench:
@@ -72,8 +52,8 @@ def test_vacuumed_source_is_refused_shown_stale_and_recovers(
     vacuum_past_the_offset(bench)
     bench.refused("log", f"Stream {STREAM} is stale", "were removed (VACUUM)", "--full-refresh -s log")
 
-    shown = status(bench.project.root, capsys)[STREAM]
-    assert shown["stale"] is True and "is stale" in shown["problem"]
+    shown = shown_streams(bench.project.root, capsys)[STREAM]
+    assert shown["stale"] is True and shown["refusal"] == "stale" and "is stale" in shown["problem"]
     assert shown["to_version"] == 1 and shown["lag_versions"] == bench.source().version() - 1
 
     latest = bench.source().version()
@@ -89,8 +69,8 @@ def test_vacuumed_source_is_refused_shown_stale_and_recovers(
         bench.append([(5, "e", 5)])
         assert bench.run_appended("log") == {(5, "e", 5, "INSERT"): 1}
         assert bench.target_rows("log") - before == {(5, "e", 5, "INSERT"): 1}
-    after = status(bench.project.root, capsys)[STREAM]
-    assert after["stale"] is False and after["lag_versions"] == 0
+    after = shown_streams(bench.project.root, capsys)[STREAM]
+    assert after["stale"] is False and after["refusal"] is None and after["lag_versions"] == 0
 
 
 def test_recreated_source_is_refused_and_shown_stale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,8 +80,8 @@ def test_recreated_source_is_refused_and_shown_stale(tmp_path: Path, capsys: pyt
     for _ in range(3):
         bench.append([(8, "y", 8)])
     bench.refused("log", f"Stream {STREAM}", "app.t was dropped and recreated", "--full-refresh -s log")
-    shown = status(bench.project.root, capsys)[STREAM]
-    assert shown["stale"] is True and "dropped and recreated" in shown["problem"]
+    shown = shown_streams(bench.project.root, capsys)[STREAM]
+    assert shown["stale"] is True and shown["refusal"] == "recreated" and "dropped and recreated" in shown["problem"]
 
 
 def test_reset_to_start_drop_describe_and_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,11 +99,11 @@ def test_reset_to_start_drop_describe_and_history(tmp_path: Path, capsys: pytest
     assert bench.offsets()[-1]["epoch"] == 1 and bench.target_rows("log") == {}
 
     project.run_ok("run-operation", "dbt_tablestream.drop_stream", "--args", f"{{stream_name: {STREAM}}}")
-    assert status(project.root, capsys) == {}
+    assert shown_streams(project.root, capsys) == {}
     bench.append([(5, "e", 5)])
     bench.run()
     assert bench.offsets()[-1]["epoch"] == 2  # a dropped stream starts over, in the epoch its drop opened
-    assert set(status(project.root, capsys)) == {STREAM}
+    assert set(shown_streams(project.root, capsys)) == {STREAM}
 
     capsys.readouterr()
     assert tablestream(["history", STREAM, "--project-dir", str(project.root), "--json"]) == 0
@@ -199,7 +179,7 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     assert dbt("build").success
     DeltaTable(str(source)).update(updates={"status": "'shipped'"}, predicate="order_id = 2")
     assert dbt("build").success
-    streams = status(project, capsys)
+    streams = shown_streams(project, capsys)
     orders_streams = {"orders_changes__app_orders", "orders_current__app_orders", "order_history__app_orders"}
     others = {
         "landing_file_events__landing_files",
@@ -211,7 +191,7 @@ def test_example_project_status_lag_and_generic_tests(tmp_path: Path, capsys: py
     assert all(entry["lag_versions"] == 0 and entry["stale"] is False for entry in streams.values())
 
     write_deltalake(str(source), orders([(3, "Carol", "500.00", "placed")]), mode="append")
-    lags = {name: entry["lag_versions"] for name, entry in status(project, capsys).items()}
+    lags = {name: entry["lag_versions"] for name, entry in shown_streams(project, capsys).items()}
     assert lags == {name: 1 if name in orders_streams else 0 for name in streams}
 
     tested = dbt("test")

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from tests.functional.streams import CDF, StreamBench, people, stream_model
+from tests.functional.streams import CDF, StreamBench, people, shown_streams, stream_model
 
 STREAM = "log__app_t"
 RESET = "dbt run --full-refresh -s log"
@@ -27,10 +27,12 @@ def established(tmp_path: Path, config: str = "start_at='latest'") -> StreamBenc
     return bench
 
 
-def test_source_missing(tmp_path: Path) -> None:
+def test_source_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = established(tmp_path)
     shutil.rmtree(bench.source_path())
     bench.refused("log", f"Stream {STREAM}", "app.t does not exist")
+    shown = shown_streams(bench.project.root, capsys)[STREAM]
+    assert shown["stale"] is True and shown["refusal"] == "missing" and "does not exist" in shown["problem"]
 
 
 def test_change_feed_not_enabled(tmp_path: Path) -> None:
@@ -56,7 +58,7 @@ def test_change_feed_turned_off_on_an_established_stream_names_the_rebuild(tmp_p
     )
 
 
-def test_change_feed_disabled_inside_the_window(tmp_path: Path) -> None:
+def test_change_feed_disabled_inside_the_window(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = established(tmp_path)
     bench.source().alter.set_table_properties({"delta.enableChangeDataFeed": "false"})
     bench.append([(4, "d", 4)])  # not recorded
@@ -64,6 +66,14 @@ def test_change_feed_disabled_inside_the_window(tmp_path: Path) -> None:
     bench.append([(5, "e", 5)])
     message = bench.refused("log", f"Stream {STREAM}", "change data feed of app.t was not enabled at version", RESET)
     assert "enable_change_tracking" in message
+    # The status says why the next run is refused: no on_stale recovers from this, on_feed_off does.
+    shown = shown_streams(bench.project.root, capsys)[STREAM]
+    assert (
+        shown["stale"] is True and shown["refusal"] == "untracked" and "was not enabled at version" in shown["problem"]
+    )
+    bench.run_ok("run-operation", "dbt_tablestream.show_streams")
+    table = capsys.readouterr().out
+    assert any(line.startswith(STREAM) and "  UNTRACKED  " in line for line in table.splitlines()), table
 
 
 def test_offset_older_than_retained_files_after_vacuum(tmp_path: Path) -> None:
