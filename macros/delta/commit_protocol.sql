@@ -18,7 +18,20 @@
         ~ "session settings), reapply (no session settings: an unlogged window is re-applied). Nothing was written.") }}
   {%- endif -%}
   {%- if chosen != 'auto' -%}{{ return(chosen) }}{%- endif -%}
+  {{ return('reapply' if dbt_tablestream.session_settings_refused() else 'marked') }}
+{% endmacro %}
+
+
+{#-- Whether the connection refuses to SET the settings a Databricks SQL warehouse refuses, Delta's
+     idempotent-write settings and its VACUUM retention check among them: a warehouse, and the
+     local profile's emulate_sql_warehouse. --#}
+{% macro session_settings_refused() %}
+  {{ return(adapter.dispatch('session_settings_refused', 'dbt_tablestream')()) }}
+{% endmacro %}
+
+
+{% macro spark__session_settings_refused() %}
   {#-- A warehouse's HTTP path is /sql/1.0/warehouses/<id>; a cluster's /sql/protocolv1/o/<org>/<id>. --#}
   {%- set on_warehouse = target.get('emulate_sql_warehouse') or (target.type == 'databricks' and '/warehouses/' in (target.get('http_path') or '')) -%}
-  {{ return('reapply' if on_warehouse else 'marked') }}
+  {{ return(true if on_warehouse else false) }}
 {% endmacro %}

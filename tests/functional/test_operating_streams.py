@@ -4,6 +4,7 @@ live streams need, and the stale forecast as a warning in `dbt test`."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -15,8 +16,8 @@ import pytest
 from deltalake import DeltaTable
 
 from dbt_tablestream.cli import main as tablestream
-from tests.functional.local import shared_spark
-from tests.functional.streams import StreamBench, stream_model
+from tests.functional.local import local_profile, shared_spark
+from tests.functional.streams import StreamBench, assert_no_refused_setting, stream_model
 
 STALE_TESTS = """version: 2
 models:
@@ -185,12 +186,18 @@ def test_vacuum_keeps_what_a_live_stream_needs_where_a_plain_vacuum_strands_it(
     bench.refused("log", "Stream log__app_t is stale", "VACUUM")
 
 
-def test_vacuum_refuses_bad_input_and_deletes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bench = StreamBench(tmp_path, {"log": stream_model()})
+def stream_behind_an_update(tmp_path: Path, **options: Any) -> StreamBench:
+    """A stream that has run on app.t, and an UPDATE of app.t since: files its next window needs."""
+    bench = StreamBench(tmp_path, {"log": stream_model()}, **options)
     bench.create_source([(1, "a", 1)])
     bench.run()
     bench.register()
     shared_spark().sql("update app.t set age = 2 where id = 1")
+    return bench
+
+
+def test_vacuum_refuses_bad_input_and_deletes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = stream_behind_an_update(tmp_path)
     before = source_files(bench)
     root = str(bench.project.root)
     with pytest.raises(SystemExit):
@@ -202,3 +209,37 @@ def test_vacuum_refuses_bad_input_and_deletes_nothing(tmp_path: Path, capsys: py
     assert "retain_hours must be a number of hours, 0 or more, got '-1.0'. Nothing was vacuumed." in out, out
     assert "no table app.missing" in out, out
     assert source_files(bench) == before
+
+
+def vacuums_sent(warehouse: Path) -> list[str]:
+    """The VACUUM statements (dry runs included) dbt sent to an emulated SQL warehouse, which must
+    have sent no setting a warehouse refuses."""
+    return [sql for sql in assert_no_refused_setting(warehouse) if re.search(r"(^|\*/)\s*vacuum\s", sql, re.IGNORECASE)]
+
+
+def test_vacuum_below_the_tables_retention_on_a_sql_warehouse_is_refused_and_deletes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A warehouse refuses to SET Delta's retention check, without which Delta refuses a VACUUM (a
+    dry run too) below the table's retention: refused before any SET or VACUUM is sent."""
+    warehouse = tmp_path / "warehouse"
+    bench = stream_behind_an_update(tmp_path, profile=local_profile(warehouse, emulate_sql_warehouse=True))
+    before = source_files(bench)
+    root = str(bench.project.root)
+    capsys.readouterr()
+    for dry_run in ([], ["--dry-run"]):
+        assert tablestream(["vacuum", "app.t", "--project-dir", root, "--retain-hours", "0", *dry_run]) == 1
+    out = capsys.readouterr().out
+    refusal = (
+        "vacuum_source on app.t: retention 2 hours is below app.t's delta.deletedFileRetentionDuration (168.0 hours). "
+        "Delta refuses such a VACUUM unless the session sets spark.databricks.delta.retentionDurationCheck.enabled to "
+        "false, and this connection (a Databricks SQL warehouse) may not set it. Nothing was vacuumed. "
+        "Pass retain_hours 168 or more, or run it from a cluster"
+    )
+    assert out.count(refusal) == 2, out
+    assert source_files(bench) == before
+    assert not vacuums_sent(warehouse)
+    # At the table's own retention no setting is needed, and the warehouse runs the VACUUM.
+    assert tablestream(["vacuum", "app.t", "--project-dir", root]) == 0
+    assert "vacuumed app.t with RETAIN 168 HOURS" in capsys.readouterr().out
+    assert vacuums_sent(warehouse)
