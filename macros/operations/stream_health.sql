@@ -4,10 +4,10 @@
 {#-- Where a stream stands against its source, from its latest offsets-log row: offset_time,
      source_version, source_time, stale (its next run would be refused), refusal (why: a
      window_refusal's kind, or `missing` for a source that does not exist), problem (with the
-     remedy), at_risk_from (when its oldest
-     unconsumed change may be lost to log cleanup or VACUUM) and at_risk_in_seconds (how long from
-     now, on the session's clock). Reads no change rows. `lag_only`:
-     just what the lag needs (source_version, source_time, offset_time), for stream_lag. --#}
+     remedy), at_risk_from (when its oldest unconsumed change may be lost to log cleanup or
+     VACUUM) and at_risk_in_seconds (how long from now, on the session's clock). Reads no change
+     rows. `lag_only`: just what the lag needs (source_version, source_time, offset_time), for
+     stream_lag. --#}
 {% macro stream_health(row, lag_only=false) %}
   {%- do dbt_tablestream.stream_engine_check('stream_health') -%}
   {{ return(adapter.dispatch('stream_health', 'dbt_tablestream')(row, lag_only)) }}

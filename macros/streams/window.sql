@@ -143,10 +143,9 @@
 
 {#-- Why a window cannot be read: its `kind` decides what may follow (on_stale recovers from
      'stale', 'recreated' and 'restored'; stream_health reports it as `refusal`), its `message`
-     says it with the remedy. Kinds: 'recreated' (the source's table
-     id changed), 'restored' (the offset is past the source's latest version), 'stale' (log entries
-     or files of the window are gone or may be), 'untracked' (the feed or row tracking did not
-     record a commit). --#}
+     says it with the remedy. Kinds: 'recreated' (the source's table id changed), 'restored' (the
+     offset is past the source's latest version), 'stale' (log entries or files of the window are
+     gone or may be), 'untracked' (the feed or row tracking did not record a commit). --#}
 {% macro window_refusal(kind, message) %}
   {%- if kind not in ['recreated', 'restored', 'stale', 'untracked'] -%}
     {{ exceptions.raise_compiler_error("dbt_tablestream.window_refusal: unknown kind " ~ kind ~ "; expected recreated, restored, stale or untracked.") }}
