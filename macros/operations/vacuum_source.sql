@@ -3,7 +3,7 @@
      oldest commit a live stream on it has not consumed, so every file a stream's next window reads
      stays. `force: true` ignores the streams. `dry_run: true` lists and deletes nothing. A retention
      below the table's needs Delta's retention check off for the VACUUM, which a SQL warehouse
-     refuses to set: there it is refused before anything runs.
+     refuses to set: there it is refused before any setting or VACUUM is sent.
      `dbt run-operation dbt_tablestream.vacuum_source --args '{relation: app.orders, retain_hours: 0}'` --#}
 {% macro vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none) %}
   {%- do dbt_tablestream.stream_engine_check('vacuum_source') -%}
@@ -40,17 +40,17 @@
   {%- for line in plan.notes -%}{{ print(line) }}{%- endfor -%}
   {%- set check = dbt_tablestream.vacuum_retention_check_setting() -%}
   {%- set check_was = none -%}
-  {%- if retention < table_hours and dbt_tablestream.session_settings_refused() -%}
-    {#-- Delta checks a DRY RUN's retention too. Lowering the table's retention instead would not
-         be a remedy: Delta refuses a change feed read of versions older than it, VACUUM or not,
-         so every stream lagging longer would be stale. --#}
-    {%- set table_whole_hours = table_hours | round(0, 'ceil') | int -%}
-    {{ exceptions.raise_compiler_error("vacuum_source on " ~ relation ~ ": retention " ~ retention ~ " hours is below " ~ relation
-        ~ "'s delta.deletedFileRetentionDuration (" ~ table_hours | round(1) ~ " hours). Delta refuses such a VACUUM unless the session sets "
-        ~ check ~ " to false, and this connection (a Databricks SQL warehouse) may not set it. Nothing was vacuumed. Pass retain_hours "
-        ~ table_whole_hours ~ " or more, or run it from a cluster, whose session may set it.") }}
-  {%- endif -%}
   {%- if retention < table_hours -%}
+    {%- if dbt_tablestream.session_settings_refused() -%}
+      {#-- Delta checks a DRY RUN's retention too. Lowering the table's retention instead would not
+           be a remedy: Delta refuses a change feed read of versions older than it, VACUUM or not,
+           so every stream lagging longer would be stale. --#}
+      {%- set table_whole_hours = table_hours | round(0, 'ceil') | int -%}
+      {{ exceptions.raise_compiler_error("vacuum_source on " ~ relation ~ ": retention " ~ retention ~ " hours is below " ~ relation
+          ~ "'s delta.deletedFileRetentionDuration (" ~ table_hours | round(1) ~ " hours). Delta refuses such a VACUUM unless the session sets "
+          ~ check ~ " to false, and this connection (a Databricks SQL warehouse) may not set it. Nothing was vacuumed. Pass retain_hours "
+          ~ table_whole_hours ~ " or more, or run it from a cluster, whose session may set it.") }}
+    {%- endif -%}
     {#-- The check guards readers Delta cannot see; the streams here are accounted for, and the
          retention below the table's was asked for explicitly. --#}
     {%- set check_was = run_query('set ' ~ check).rows[0][1] -%}
