@@ -16,12 +16,18 @@ from typing import Any
 
 _SHARED: dict[str, Any] = {}
 
+# Every test JVM collects garbage with the throughput collector: on two busy cores G1's concurrent
+# work competes with the statements (CONTRIBUTING.md, "Settings the tests' sessions use").
+THROUGHPUT_GC = "-XX:+UseParallelGC"
 # A dbt process of a test (a crash, a second client) lives for a minute, most of it in code run for
 # the first time: with the C1 JIT only its JVM started and ran its first Delta statements about 7 s
 # sooner here. The shared session lives for the whole run, where C2's faster code pays for itself.
 # C1 alone gets a 48 MB code cache, which three models running at once filled ("Out of space in
 # CodeCache"): it gets the tiered JIT's 240 MB.
-SHORT_LIVED_JVM = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"}
+SHORT_LIVED_JVM = {
+    "spark.driver.extraJavaOptions": f"{THROUGHPUT_GC} -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+}
+LONG_LIVED_JVM = {"spark.driver.extraJavaOptions": THROUGHPUT_GC}
 
 
 def shared_warehouse() -> Path:
@@ -37,7 +43,7 @@ def shared_spark() -> Any:
     if "spark" not in _SHARED:
         from dbt.adapters.tablestream._session import LocalSpark
 
-        _SHARED["spark"] = LocalSpark.root(shared_warehouse(), {})
+        _SHARED["spark"] = LocalSpark.root(shared_warehouse(), LONG_LIVED_JVM)
     return _SHARED["spark"]
 
 
