@@ -45,7 +45,7 @@ setup(
     # whichever dbt adapter runs the models (dbt-databricks, dbt-spark on a cluster). The local
     # profile (`type: tablestream`: Spark in this process) is the `local` extra.
     install_requires=[
-        "dbt-core>=1.11,<1.12",
+        "dbt-core>=1.11,<1.13",
         "deltalake>=1.6,<1.7",
         "pyarrow>=15",
     ],

@@ -167,6 +167,12 @@ def test_the_light_install_runs_beside_dbt_databricks(tmp_path: Path) -> None:
 
     version = in_databricks_venv("tablestream", "--version")
     assert version.stdout.strip() == f"tablestream {__version__}", version.stderr
+    # dbt imports every plugin's __version__ and catches only ImportError: the plugin must import
+    # without the local engine, and say what it lacks only for a `type: tablestream` profile.
+    dbt_version = in_databricks_venv("dbt", "--version")
+    assert dbt_version.returncode == 0, dbt_version.stdout[-3000:] + dbt_version.stderr[-3000:]
+    assert re.search(rf"tablestream:\s+{re.escape(__version__)}", dbt_version.stdout), dbt_version.stdout
+    assert "databricks:" in dbt_version.stdout
     imports = in_databricks_venv(
         "python",
         "-c",
