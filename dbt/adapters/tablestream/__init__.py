@@ -33,6 +33,7 @@ def _require_engine() -> None:
 
 def _build_plugin() -> Any:
     from dbt.adapters.base import AdapterPlugin
+
     from dbt.include import tablestream
 
     return AdapterPlugin(
