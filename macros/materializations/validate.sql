@@ -240,18 +240,18 @@
   {%- set model_name = model.name if model is defined else this.identifier -%}
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream.validate_stream_session(model_name) -%}
-  {{ return(dbt_tablestream.stream_settings_of(dbt_tablestream.stream_configs(), 'Model ' ~ model_name, config.get('materialized', none))) }}
+  {{ return(dbt_tablestream.stream_settings_of(dbt_tablestream.stream_configs('Model ' ~ model_name), 'Model ' ~ model_name, config.get('materialized', none))) }}
 {% endmacro %}
 
 
-{#-- The current model's stream configs as it sets them (none when unset): its config, and for
-     stream_read the project var tablestream_stream_read when the model sets none. --#}
-{% macro stream_configs() %}
+{#-- The current model's stream configs as it sets them (none when unset), each read by
+     stream_model_config (under meta, at the top level, and for stream_read the project var
+     tablestream_stream_read when the model sets none). --#}
+{% macro stream_configs(subject) %}
   {%- set raw = {} -%}
   {%- for name in dbt_tablestream.stream_config_spec() -%}
-    {%- do raw.update({name: config.get(name, none)}) -%}
+    {%- do raw.update({name: dbt_tablestream.stream_model_config(name, subject, project_var='tablestream_stream_read' if name == 'stream_read' else none)}) -%}
   {%- endfor -%}
-  {%- do raw.update({'stream_read': raw.stream_read or var('tablestream_stream_read', none)}) -%}
   {{ return(raw) }}
 {% endmacro %}
 

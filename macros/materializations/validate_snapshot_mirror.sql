@@ -6,14 +6,14 @@
 {% macro snapshot_mirror_settings() %}
   {%- do dbt_tablestream.stream_engine_check('the snapshot_mirror model ' ~ model.name) -%}
   {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
-  {%- set unique_key = config.get('unique_key', none) -%}
+  {%- set unique_key = dbt_tablestream.stream_model_config('unique_key', subject) -%}
   {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
   {%- if not keys or keys is not sequence or keys | reject('string') | list -%}
     {{ exceptions.raise_compiler_error(subject ~ " needs unique_key: the column, or list of columns, that identifies a row of the snapshot, "
         ~ "for example config(materialized='snapshot_mirror', unique_key='order_id'). Nothing was written.") }}
   {%- endif -%}
   {%- set spec = dbt_tablestream.stream_config_spec().delete_mode -%}
-  {%- set delete_mode = config.get('delete_mode', spec.default) -%}
+  {%- set delete_mode = dbt_tablestream.stream_model_config('delete_mode', subject, spec.default) -%}
   {%- if delete_mode not in spec.accepted -%}
     {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot no longer "
         ~ "returns does to the mirror's row). Accepted values: " ~ dbt_tablestream.stream_config_accepted(spec) ~ ".") }}

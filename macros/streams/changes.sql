@@ -21,7 +21,7 @@
       {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set configs = dbt_tablestream.stream_configs() -%}
+  {%- set configs = dbt_tablestream.stream_configs('dbt_tablestream.' ~ query) -%}
   {%- set raw = {'drop_carryovers': drop_carryovers} -%}
   {%- for name, entry in dbt_tablestream.stream_config_spec().items() if entry.get('change_query') -%}
     {%- do raw.update({name: configs[name]}) -%}

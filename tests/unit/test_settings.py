@@ -120,9 +120,11 @@ def test_stream_merge_chooses_its_strategy_once() -> None:
 
 
 def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
-    """A default stated twice drifts: only stream_configs reads the model's stream configs (a
-    directory_table's own configs, such as its file_format, are validate_directory_table's)."""
-    reads = re.compile(r"config\.get\(\s*['\"](" + "|".join(SPEC) + r")['\"]")
+    """A default stated twice drifts, and a config read around the one reader would miss `meta`:
+    only stream_model_config reads a model's configs (config.get or config.meta_get of a stream
+    config, or of a directory_table's own), and only stream_configs asks it for the spec's."""
+    own = ["location", "recursive", "include", "exclude"]
+    reads = re.compile(r"config\.(get|meta_get)\(\s*(name\b|['\"](" + "|".join([*SPEC, *own]) + r")['\"])")
     found = []
     for path in [
         *ROOT.glob("macros/**/*.sql"),
@@ -130,16 +132,51 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
         ROOT / "tests/spark_sql/render.py",
     ]:
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            if reads.search(line) and path.name not in (
-                "validate.sql",
-                "validate_directory_table.sql",
-                "validate_snapshot_mirror.sql",
-            ):
+            if reads.search(line) and path.name != "model_config.sql":
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert found == []
-    assert "var('tablestream_stream_read'" not in "".join(
-        p.read_text() for p in ROOT.glob("macros/**/*.sql") if p.name != "validate.sql"
-    )
+    assert "var('tablestream_stream_read'" not in "".join(p.read_text() for p in ROOT.glob("macros/**/*.sql"))
+
+
+WHERE_CONFIGS_GO = """## Where configs go
+
+Each config below may be set where dbt sets any model config: in the model's `config()`, in a yml
+`config:` block, or in `dbt_project.yml`, and at each either under `meta` or at the top level.
+`meta` is dbt's home for a package's own keys: on Databricks (dbt-databricks warns about each
+unknown top-level key) and on dbt Fusion (which ignores them), set them under `meta`.
+
+```sql
+-- models/orders_current.sql
+{{ config(materialized='stream_merge', unique_key='order_id', meta={'delete_mode': 'soft'}) }}
+```
+
+```yaml
+# models/orders.yml
+models:
+  - name: orders_current
+    config:
+      meta:
+        delete_mode: soft
+```
+
+```yaml
+# dbt_project.yml
+models:
+  my_project:
+    +meta:
+      max_rows_per_file: 500000
+```
+
+The package reads a config under `meta` first, then at the top level (where dbt-spark projects
+and earlier releases set them), then from its project var where one exists
+(`stream_model_config`). A config set both ways to different values is refused, naming both,
+before anything is written (`tests/functional/test_meta_configs.py`). dbt's own configs
+(`materialized`, `unique_key`, `on_schema_change`, `partition_by`, ...) are known to every adapter
+and need no `meta`.
+
+## Every config
+
+"""
 
 
 NAMES_KEPT_IN_PAIRS = """## Names
@@ -193,6 +230,7 @@ def config_reference() -> str:
         "model takes dbt's `partition_by`, `tblproperties`, `persist_docs`, `contract`, `grants`,",
         "`pre_hook` and `post_hook`.",
         "",
+        WHERE_CONFIGS_GO,
         "| config | applies to | accepted | default | counterpart | what it does |",
         "|---|---|---|---|---|---|",
     ]

@@ -1,0 +1,18 @@
+{#-- The one reader of a package config from the model being compiled or run. dbt's home for a
+     package's own keys is `meta` (read with config.meta_get): dbt-databricks warns about unknown
+     top-level keys and dbt Fusion ignores them. So a config is read under `meta` first, then at the
+     top level, where dbt-spark users and earlier releases set it, then from the project var
+     `project_var` when there is one. A value set both ways, differently, is refused: which of the
+     two would apply is not something a reader of the model can tell. --#}
+{% macro stream_model_config(name, subject, default=none, project_var=none) %}
+  {%- set under_meta = config.meta_get(name, none) -%}
+  {%- set top_level = config.get(name, none) -%}
+  {%- if under_meta is not none and top_level is not none and under_meta != top_level -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " is set twice, to " ~ tojson(top_level) ~ " at the top level of its config and to "
+        ~ tojson(under_meta) ~ " under meta (config(), a yml config: block and dbt_project.yml all count). Nothing was written. "
+        ~ "Set it in one place: under meta (meta={'" ~ name ~ "': ...}), which dbt-databricks and dbt Fusion accept, or at the top level.") }}
+  {%- endif -%}
+  {%- set value = under_meta if under_meta is not none else top_level -%}
+  {%- if value is none and project_var is not none -%}{%- set value = var(project_var, none) -%}{%- endif -%}
+  {{ return(value if value is not none else default) }}
+{% endmacro %}
