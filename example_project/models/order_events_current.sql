@@ -4,10 +4,12 @@
 {{ config(
     materialized='stream_merge',
     unique_key='order_id',
-    sequence_by='seq',
-    apply_as_deletes="op = 'd'",
-    ignore_null_updates=['amount'],
-    target_exclude_columns=['op'],
+    meta={
+        'sequence_by': 'seq',
+        'apply_as_deletes': "op = 'd'",
+        'ignore_null_updates': ['amount'],
+        'target_exclude_columns': ['op'],
+    },
 ) }}
 
 select order_id, op, seq, status, amount, __change_type

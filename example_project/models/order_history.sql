@@ -5,9 +5,7 @@
 {{ config(
     materialized='stream_merge',
     unique_key='order_id',
-    scd_type=2,
-    track_history_columns=['status'],
-    hard_deletes='new_record',
+    meta={'scd_type': 2, 'track_history_columns': ['status'], 'hard_deletes': 'new_record'},
 ) }}
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
