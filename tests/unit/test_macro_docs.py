@@ -1,11 +1,17 @@
-"""Every macro and materialization of the dbt package is documented in a yml beside it."""
+"""Every macro and materialization of the dbt package is documented in a yml beside it, whose
+arguments are its signature's, each with a type dbt accepts."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import jinja2
 import yaml
+
+# dbt's own validator of a macro argument's type, the one `dbt parse` applies (dbt-core 1.11 and 1.12 alike).
+from dbt.parser.schemas import is_valid_type
+from dbt_common.clients import jinja
 
 MACROS = Path(__file__).resolve().parents[2] / "macros"
 DISPATCH_IMPLEMENTATION = re.compile(r"^(default|spark|databricks|tablestream)__")
@@ -65,3 +71,128 @@ def test_every_macro_argument_has_only_dbt_s_keys() -> None:
         if set(argument) - {"name", "type", "description"}
     ]
     assert extra == []
+
+
+def macro_signatures(root: Path) -> dict[str, list[tuple[str, bool]]]:
+    """Each macro's, test's and materialization's arguments, in order, as dbt's own Jinja parse
+    of the package reads them: (name, whether its default is `none`). A materialization takes no
+    arguments (dbt's Jinja adds `supported_languages` to its macro, which no yml documents)."""
+    signatures: dict[str, list[tuple[str, bool]]] = {}
+    for path in root.rglob("*.sql"):
+        for block in jinja.extract_toplevel_blocks(
+            path.read_text(), allowed_blocks={"macro", "materialization", "test"}, collect_raw_data=False
+        ):
+            if not isinstance(block, jinja.BlockTag):
+                continue
+            (macro,) = jinja.parse(block.full_block).find_all(jinja2.nodes.Macro)
+            name = macro.name.removeprefix("dbt_macro__")
+            if block.block_type_name == "materialization":
+                signatures[name] = []
+                continue
+            defaults = [None] * (len(macro.args) - len(macro.defaults)) + list(macro.defaults)
+            signatures[name] = [
+                (argument.name, isinstance(default, jinja2.nodes.Const) and default.value is None)
+                for argument, default in zip(macro.args, defaults, strict=True)
+            ]
+    return signatures
+
+
+def macro_argument_problems(root: Path) -> list[str]:
+    """What `dbt parse` warns about in the macro ymls under `root` (dbt 1.12 validates macro
+    arguments by default), and an argument defaulting to `none` whose type does not say so."""
+    signatures = macro_signatures(root)
+    problems: list[str] = []
+    for path in sorted(root.rglob("*.yml")):
+        for entry in yaml.safe_load(path.read_text()).get("macros", []):
+            name, arguments = entry["name"], entry.get("arguments")
+            # A yml may leave its arguments out; a macro the package does not define is
+            # test_every_public_macro_is_documented's to name.
+            if arguments is None or name not in signatures:
+                continue
+            # dbt compares the yml's arguments with the Jinja signature by position.
+            documented = [argument["name"] for argument in arguments]
+            expected = [argument for argument, _ in signatures[name]]
+            if documented != expected:
+                problems.append(
+                    f"{path.name}: {name} documents ({', '.join(documented)}), its signature is ({', '.join(expected)})"
+                )
+            takes_none = dict(signatures[name])
+            for argument in arguments:
+                kind = str(argument.get("type") or "")
+                if not kind.strip():
+                    problems.append(f"{path.name}: {name}.{argument['name']} has no type")
+                elif not is_valid_type(kind):
+                    problems.append(
+                        f"{path.name}: {name}.{argument['name']} has type {kind!r}, which dbt does not accept"
+                    )
+                elif (
+                    takes_none.get(argument["name"])
+                    and kind.replace(" ", "") != "any"
+                    and not kind.startswith("optional[")
+                ):
+                    problems.append(
+                        f"{path.name}: {name}.{argument['name']} defaults to none, its type {kind!r} is not optional[...]"
+                    )
+    return problems
+
+
+def test_every_macro_yml_matches_its_signature_and_dbt_s_types() -> None:
+    """A yml's arguments are its macro's, in order, each with a type dbt's validator accepts
+    (`str`, `int`, `bool`, `relation`, `list[T]`, `dict[K, V]`, `optional[T]`, ...: not `dict`,
+    `list`, `Relation` or `boolean`)."""
+    assert macro_signatures(MACROS), "no macros found"
+    assert macro_argument_problems(MACROS) == []
+
+
+def test_the_argument_check_finds_each_kind_of_problem(tmp_path: Path) -> None:
+    (tmp_path / "m.sql").write_text(
+        "{% macro m(relation, keys, limit=none) %}{% endmacro %}\n"
+        "{% materialization x, default %}{% endmaterialization %}\n"
+    )
+    (tmp_path / "m.yml").write_text(
+        yaml.safe_dump(
+            {
+                "version": 2,
+                "macros": [
+                    {
+                        "name": "m",
+                        "arguments": [
+                            {"name": "relation", "type": "Relation"},
+                            {"name": "limit", "type": "integer"},
+                            {"name": "keys"},
+                        ],
+                    },
+                    {
+                        "name": "materialization_x_default",
+                        "arguments": [{"name": "supported_languages", "type": "any"}],
+                    },
+                ],
+            }
+        )
+    )
+    assert macro_argument_problems(tmp_path) == [
+        "m.yml: m documents (relation, limit, keys), its signature is (relation, keys, limit)",
+        "m.yml: m.relation has type 'Relation', which dbt does not accept",
+        "m.yml: m.limit defaults to none, its type 'integer' is not optional[...]",
+        "m.yml: m.keys has no type",
+        "m.yml: materialization_x_default documents (supported_languages), its signature is ()",
+    ]
+    (tmp_path / "m.yml").write_text(
+        yaml.safe_dump(
+            {
+                "version": 2,
+                "macros": [
+                    {
+                        "name": "m",
+                        "arguments": [
+                            {"name": "relation", "type": "relation"},
+                            {"name": "keys", "type": "list[str]"},
+                            {"name": "limit", "type": "optional[integer]"},
+                        ],
+                    },
+                    {"name": "materialization_x_default"},
+                ],
+            }
+        )
+    )
+    assert macro_argument_problems(tmp_path) == []
