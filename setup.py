@@ -19,6 +19,15 @@ LOCAL = [
     "pandas>=2.2,<3",
 ]
 
+# What the functional tests need to run on the local profile, whichever dbt-core is installed.
+TEST_RUNNER = [
+    "pytest>=8",
+    # two workers, each with its own local session (tests/conftest.py spreads the suite)
+    "pytest-xdist>=3.6",
+    "hypothesis>=6.100",
+    "dbt-tests-adapter>=1.11,<1.21",
+]
+
 setup(
     name="dbt-tablestream",
     version=VERSION.group(1) if VERSION else "0",
@@ -56,11 +65,7 @@ setup(
             # The default suite runs on dbt-core 1.11; .ci/run runs a subset on 1.12.0 in a second
             # virtualenv (1.12.5 and later build their parser by a download this CI cannot make).
             "dbt-core>=1.11,<1.12",
-            "pytest>=8",
-            # two workers, each with its own local session (tests/conftest.py spreads the suite)
-            "pytest-xdist>=3.6",
-            "hypothesis>=6.100",
-            "dbt-tests-adapter>=1.11,<1.21",
+            *TEST_RUNNER,
             "ruff>=0.6",
             # the Thrift tests reach the local cluster (tests/cluster) as production does: dbt-spark's thrift method
             "dbt-spark[PyHive]>=1.11,<1.12",
@@ -68,6 +73,8 @@ setup(
             "mkdocs>=1.6,<2",
             "mkdocs-material>=9.5,<10",
         ],
+        # .ci/run's second virtualenv: the `supported_dbt` tests on another dbt-core
+        "test-runner": [*LOCAL, *TEST_RUNNER],
         "bench": [*LOCAL, "matplotlib>=3.8"],
     },
     entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:console_main"]},
