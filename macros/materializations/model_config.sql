@@ -6,13 +6,19 @@
      two would apply is not something a reader of the model can tell. --#}
 {% macro stream_model_config(name, subject, default=none, project_var=none) %}
   {%- set under_meta = config.meta_get(name, none) -%}
-  {%- set top_level = config.get(name, none) -%}
-  {%- if under_meta is not none and top_level is not none and under_meta != top_level -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " is set twice, to " ~ tojson(top_level) ~ " at the top level of its config and to "
-        ~ tojson(under_meta) ~ " under meta (config(), a yml config: block and dbt_project.yml all count). Nothing was written. "
-        ~ "Set it in one place: under meta (meta={'" ~ name ~ "': ...}), which dbt-databricks and dbt Fusion accept, or at the top level.") }}
+  {%- if under_meta is none -%}
+    {%- set value = config.get(name, none) -%}
+  {%- else -%}
+    {#-- config.get of a key set only under meta warns (dbt's GetMetaKeyWarning), so the top level
+         is looked up in the model's configs as dbt resolved them. --#}
+    {%- set top_level = model.config.get(name) if model is defined and model.config is mapping else none -%}
+    {%- if top_level is not none and top_level != under_meta -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " is set twice, to " ~ tojson(top_level) ~ " at the top level of its config and to "
+          ~ tojson(under_meta) ~ " under meta (config(), a yml config: block and dbt_project.yml all count). Nothing was written. "
+          ~ "Set it in one place: under meta (meta={'" ~ name ~ "': ...}), which dbt-databricks and dbt Fusion accept, or at the top level.") }}
+    {%- endif -%}
+    {%- set value = under_meta -%}
   {%- endif -%}
-  {%- set value = under_meta if under_meta is not none else top_level -%}
   {%- if value is none and project_var is not none -%}{%- set value = var(project_var, none) -%}{%- endif -%}
   {{ return(value if value is not none else default) }}
 {% endmacro %}
