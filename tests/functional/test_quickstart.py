@@ -9,9 +9,9 @@ this checkout instead of the git URL, with `dbt deps`.
 The dbt commands run in one process of their own (tests/functional/quickstart_runner.py): the
 profile's warehouse and metastore are the project's, which this pytest process's session cannot
 open, and one JVM start instead of one per command (five of the Quickstart's start Spark) keeps
-the test at 72 to 114 s in three runs on two busy cores. That JVM gets the tests' settings through the Java launcher's
-JDK_JAVA_OPTIONS, leaving the README's profile as it is. `tablestream status` runs as its own
-command.
+the test at 72 to 114 s in three runs on two busy cores. That JVM gets the tests' settings
+through the Java launcher's JDK_JAVA_OPTIONS, leaving the README's profile as it is.
+`tablestream status` runs as its own command.
 """
 
 from __future__ import annotations
