@@ -1,5 +1,5 @@
-"""The documentation does not rot: the site builds with every link and anchor resolved, the README
-stays a short guide, and every file it links exists."""
+"""The documentation does not rot: the site builds with every link and anchor resolved, its home
+page lists every page, the README stays a short guide, and every file it links exists."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ def test_every_docs_page_is_in_the_site_navigation() -> None:
     navigation = (ROOT / "mkdocs.yml").read_text()
     pages = sorted(path.name for path in (ROOT / "docs").glob("*.md"))
     assert [page for page in pages if page not in navigation] == []
+
+
+def test_the_docs_home_page_links_every_page() -> None:
+    linked = set(re.findall(r"\]\(([\w.-]+\.md)(?:#[^)]*)?\)", (ROOT / "docs" / "index.md").read_text()))
+    pages = {path.name for path in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert sorted(pages - linked) == [], "docs/index.md's table of pages lacks these"
 
 
 def test_the_readme_is_short_and_its_links_resolve() -> None:
