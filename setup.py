@@ -1,82 +1,113 @@
+"""What pyproject.toml cannot say: the long description and the project URLs are made at build time
+from one repository URL. The package index shows the README without the repository beside it, so
+its relative links (docs/*.md, CONTRIBUTING.md, ...) become links into the repository at the
+version's tag; the version is the one setuptools reads as pyproject.toml says."""
+
+from __future__ import annotations
+
+import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
-from setuptools import find_namespace_packages, setup
+from setuptools import setup
+from setuptools.dist import Distribution
 
-# The version is written once, in dbt_tablestream/__init__.py (dbt_project.yml carries none).
-VERSION = re.search(
-    r'^__version__ = "([^"]+)"', Path(__file__).with_name("dbt_tablestream").joinpath("__init__.py").read_text(), re.M
-)
+REPOSITORY = "https://github.com/<owner>/dbt-tablestream"
+README = Path(__file__).resolve().with_name("README.md")
 
-# The local profile: a Spark session in the dbt process, with delta-spark.
-LOCAL = [
-    "dbt-spark[session]>=1.11,<1.12",
-    # Spark's Ivy fetches io.delta:delta-spark_4.2_2.13:<delta-spark's version>; 4.4.1's jar for
-    # Spark 4.2 is not on Maven Central, so pin the wheel to a version whose jar exists.
-    "pyspark==4.2.0",
-    "delta-spark==4.4.0",
-    # pyspark 4.x warns that pandas 3 is not fully supported.
-    "pandas>=2.2,<3",
-]
+# A link's or an image's destination: `[text](dest "title")`, `![alt](dest)` (the text may hold
+# one level of brackets and run over lines), a reference definition `[label]: dest`, or an HTML
+# `href="dest"` / `src="dest"`.
+_INLINE = re.compile(r"(?P<bang>!?)(?P<text>\[(?:[^\[\]]|\[[^\[\]]*\])*\])\((?P<space>\s*)(?P<dest><[^>\n]*>|[^)\s]+)")
+_DEFINITION = re.compile(r"^(?P<label> {0,3}\[[^\]\n]+\]:[ \t]*)(?P<dest><[^>\n]*>|\S+)", re.M)
+_HTML = re.compile(r"""(?P<attr>\b(?P<name>href|src)=["'])(?P<dest>[^"']+)""")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
-# What the functional tests need to run on the local profile, whichever dbt-core is installed.
-TEST_RUNNER = [
-    "pytest>=8",
-    # two workers, each with its own local session (tests/conftest.py spreads the suite)
-    "pytest-xdist>=3.6",
-    "hypothesis>=6.100",
-    "dbt-tests-adapter>=1.11,<1.21",
-]
 
-setup(
-    name="dbt-tablestream",
-    version=VERSION.group(1) if VERSION else "0",
-    license="Apache-2.0",
-    description="Table streams for Spark lakehouse tables: a dbt package and its Python tools, on delta-spark",
-    long_description=Path(__file__).with_name("README.md").read_text(encoding="utf-8"),
-    long_description_content_type="text/markdown",
-    python_requires=">=3.10",
-    # The dbt package's macros ship inside the Python package too: the PySpark stream API renders
-    # them (dbt_tablestream/_macros.py) instead of keeping a second copy of their rules.
-    packages=[
-        *find_namespace_packages(include=["dbt", "dbt.*", "dbt_tablestream", "dbt_tablestream.*"]),
-        "dbt_tablestream._dbt_macros",
-    ],
-    package_dir={"dbt_tablestream._dbt_macros": "macros"},
-    include_package_data=True,
-    package_data={
-        "dbt_tablestream": ["py.typed"],
-        "dbt_tablestream._dbt_macros": ["*/*.sql"],
-        "dbt.adapters.tablestream": ["log4j2.properties", "ivysettings.xml"],
-        "dbt.include.tablestream": ["dbt_project.yml", "macros/*.sql", "macros/**/*.sql"],
-    },
-    # The light install: the `tablestream` command, the realtime writer and the macros, beside
-    # whichever dbt adapter runs the models (dbt-databricks, dbt-spark on a cluster). The local
-    # profile (`type: tablestream`: Spark in this process) is the `local` extra.
-    install_requires=[
-        "dbt-core>=1.11,<1.13",
-        "deltalake>=1.6,<1.7",
-        "pyarrow>=15",
-    ],
-    extras_require={
-        "local": LOCAL,
-        "test": [
-            *LOCAL,
-            # The default suite runs on dbt-core 1.11; .ci/run runs a subset on 1.12.0 in a second
-            # virtualenv (1.12.5 and later build their parser by a download this CI cannot make).
-            "dbt-core>=1.11,<1.12",
-            *TEST_RUNNER,
-            "ruff>=0.6",
-            # the Thrift tests reach the local cluster (tests/cluster) as production does: dbt-spark's thrift method
-            "dbt-spark[PyHive]>=1.11,<1.12",
-            # docs/ is built as a site; the default suite runs `mkdocs build --strict`
-            "mkdocs>=1.6,<2",
-            "mkdocs-material>=9.5,<10",
-        ],
-        # .ci/run's second virtualenv: the `supported_dbt` tests on another dbt-core
-        "test-runner": [*LOCAL, *TEST_RUNNER],
-        "bench": [*LOCAL, "matplotlib>=3.8"],
-    },
-    entry_points={"console_scripts": ["tablestream = dbt_tablestream.cli:console_main"]},
-    zip_safe=False,
-)
+def _absolute(destination: str, version: str, *, image: bool) -> str:
+    bracketed = destination.startswith("<") and destination.endswith(">")
+    target = destination[1:-1] if bracketed else destination
+    if not target or _SCHEME.match(target) or target.startswith("//"):
+        return destination
+    if target.startswith("#"):
+        target = README.name + target
+    # blob/ is the page GitHub renders; an image needs the file itself
+    url = f"{REPOSITORY}/{'raw' if image else 'blob'}/v{version}/{target.lstrip('/')}"
+    return f"<{url}>" if bracketed else url
+
+
+def absolute_links(markdown: str, version: str) -> str:
+    """`markdown` with every relative link and image pointing into the repository at tag `v{version}`;
+    fenced code blocks are left as they are."""
+
+    def inline(match: re.Match[str]) -> str:
+        image = match["bang"] == "!"
+        dest = _absolute(match["dest"], version, image=image)
+        return f"{match['bang']}{match['text']}({match['space']}{dest}"
+
+    def definition(match: re.Match[str]) -> str:
+        return match["label"] + _absolute(match["dest"], version, image=False)
+
+    def html(match: re.Match[str]) -> str:
+        return match["attr"] + _absolute(match["dest"], version, image=match["name"] == "src")
+
+    def prose(text: str) -> str:
+        return _HTML.sub(html, _DEFINITION.sub(definition, _INLINE.sub(inline, text)))
+
+    out: list[str] = []
+    chunk: list[str] = []
+    fence = ""
+    for line in markdown.splitlines(keepends=True):
+        opened = _FENCE.match(line)
+        if not fence and opened:
+            out.append(prose("".join(chunk)))
+            chunk = []
+            fence = opened[1]
+            out.append(line)
+        elif fence:
+            out.append(line)
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = ""
+        else:
+            chunk.append(line)
+    out.append(prose("".join(chunk)))
+    return "".join(out)
+
+
+def long_description(version: str) -> str:
+    return absolute_links(README.read_text(encoding="utf-8"), version)
+
+
+def project_urls(version: str) -> dict[str, str]:
+    release = f"{REPOSITORY}/blob/v{version}"
+    return {
+        "Homepage": REPOSITORY,
+        "Repository": REPOSITORY,
+        "Documentation": f"{release}/docs/index.md",
+        "Changelog": f"{release}/CHANGELOG.md",
+        "Issues": f"{REPOSITORY}/issues",
+    }
+
+
+class _Distribution(Distribution):
+    """Fills the version-bound fields once setuptools has read pyproject.toml and with it the version.
+    setuptools wants a dynamic readme set before it reads pyproject.toml, hence the plain README given
+    to setup() and replaced here."""
+
+    def parse_config_files(
+        self, filenames: Iterable[str | os.PathLike[str]] | None = None, ignore_option_errors: bool = False
+    ) -> None:
+        super().parse_config_files(filenames, ignore_option_errors)
+        version = self.metadata.get_version()
+        self.metadata.long_description = long_description(version)
+        self.metadata.project_urls = project_urls(version)
+
+
+if __name__ == "__main__":
+    setup(
+        distclass=_Distribution,
+        long_description=README.read_text(encoding="utf-8"),
+        long_description_content_type="text/markdown",
+    )

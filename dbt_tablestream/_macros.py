@@ -20,7 +20,7 @@ from typing import Any
 
 from dbt_tablestream.exceptions import StreamError
 
-# Shipped inside the wheel as data (setup.py); a source checkout reads the package's own folder.
+# Shipped inside the wheel as data (pyproject.toml); a source checkout reads the package's own folder.
 _INSTALLED = Path(__file__).with_name("_dbt_macros")
 _CHECKOUT = Path(__file__).resolve().parents[1] / "macros"
 MACRO_FILES = (

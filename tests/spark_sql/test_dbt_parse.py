@@ -37,6 +37,7 @@ DATABRICKS_REQUIREMENT = "dbt-databricks"
 DBT_CORE_REQUIREMENT = f"dbt-core=={version('dbt-core')}"
 # The installed copy of the package is refreshed when what the light install runs changes.
 LIGHT_INSTALL_FILES = (
+    "pyproject.toml",
     "setup.py",
     "dbt_tablestream/__init__.py",
     "dbt_tablestream/cli.py",
