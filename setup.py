@@ -105,6 +105,7 @@ class _Distribution(Distribution):
         self.metadata.project_urls = project_urls(version)
 
 
+# setuptools runs this file as __main__; tests/unit/test_packaging.py imports it for its functions.
 if __name__ == "__main__":
     setup(
         distclass=_Distribution,
