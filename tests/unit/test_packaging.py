@@ -175,5 +175,13 @@ def test_the_wheel_metadata_is_the_package_index_page(built_wheel: tuple[Path, s
     urls = dict(url.split(", ", 1) for url in metadata.get_all("Project-URL", []))
     assert urls == setup.project_urls(__version__)
     assert "tablestream = dbt_tablestream.cli:console_main" in entry_points
-    extras = set(metadata.get_all("Provides-Extra", []))
-    assert extras == {"local", "test", "bench"}
+    # The light install brings no local engine; the `local` extra does.
+    required = [line.partition(";") for line in metadata.get_all("Requires-Dist", [])]
+    names = [
+        (re.split(r"[\[<>=! ]", requirement, maxsplit=1)[0], marker.strip()) for requirement, _, marker in required
+    ]
+    light = {name for name, marker in names if not marker}
+    local = {name for name, marker in names if marker == 'extra == "local"'}
+    assert {"pyspark", "delta-spark", "dbt-spark"} <= local
+    assert light & local == set()
+    assert "dbt-core" in light
