@@ -128,7 +128,18 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     # Without bytecode, distutils says so ("byte-compiling is disabled"): not the package's warning.
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--verbose", "--wheel-dir", str(out), str(sources)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--verbose",
+            "--disable-pip-version-check",
+            "--wheel-dir",
+            str(out),
+            str(sources),
+        ],
         capture_output=True,
         text=True,
         timeout=600,
