@@ -9,6 +9,7 @@ from __future__ import annotations
 from dbt_tablestream.exceptions import (
     EngineStartError,
     IngestError,
+    NoSuchStreamError,
     PendingUnknownError,
     ProfileError,
     StreamError,
@@ -20,6 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "EngineStartError",
     "IngestError",
+    "NoSuchStreamError",
     "PendingUnknownError",
     "ProfileError",
     "StreamError",

@@ -37,6 +37,7 @@ MACRO_FILES = (
     "delta/source_state.sql",
     "delta/changelog.sql",
     "operations/pending_streams.sql",
+    "operations/stream_documents.sql",
     "materializations/validate.sql",
 )
 

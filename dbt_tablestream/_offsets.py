@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from dbt_tablestream._status import StreamStatus
+from dbt_tablestream._macros import render
 from dbt_tablestream._warehouse import table_dir
 
 OFFSETS_TABLE = "tablestream_offsets"
@@ -56,70 +56,94 @@ def latest_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return latest
 
 
-def stream_history(warehouse: Path, schemas: list[str], name: str) -> list[dict[str, Any]]:
+def document_value(value: Any) -> Any:
+    """A value as the dbt operations report it: a time as Spark prints it on the local profile,
+    whose session runs in UTC (spark.sql.session.timeZone), without an offset; anything else as read."""
+    if isinstance(value, datetime):
+        return str(value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo is not None else value)
+    return value
+
+
+def stream_history(warehouse: Path, schemas: list[str], name: str, limit: int) -> list[dict[str, Any]]:
     """The offsets-log rows of the stream ``name``, or else of the streams of the model ``name``
-    (whose target is `<schema>.<name>`), from the logs of ``schemas``; oldest first."""
+    (whose target is `<schema>.<name>`), from the logs of ``schemas``: each stream's ``limit``
+    latest, newest first, as stream_history_entry reports them."""
     rows = [row for schema in schemas for row in offsets_rows(warehouse, schema)]
     named = [row for row in rows if row["stream_name"] == name]
     if not named:
         named = [row for row in rows if str(row["target"]).rpartition(".")[2].lower() == name.lower()]
-    return sorted(named, key=lambda row: (row["stream_name"], *position_key(row)))
+    entries = []
+    for stream in sorted({row["stream_name"] for row in named}):
+        newest = sorted((row for row in named if row["stream_name"] == stream), key=position_key, reverse=True)
+        entries += [
+            render("stream_history_entry", {key: document_value(value) for key, value in row.items()})
+            for row in newest[:limit]
+        ]
+    return entries
 
 
-def stream_statuses(warehouse: Path, schema: str) -> list[StreamStatus]:
+def stream_names(warehouse: Path, schemas: list[str]) -> list[str]:
+    """The streams the offsets logs of ``schemas`` hold."""
+    return sorted({row["stream_name"] for schema in schemas for row in offsets_rows(warehouse, schema)})
+
+
+def stream_statuses(warehouse: Path, schema: str) -> list[dict[str, Any]]:
+    """The status of every stream in ``schema``'s offsets log, as stream_status_document reports
+    it, with what the Delta logs say (staleness not checked)."""
     rows = offsets_rows(warehouse, schema)
     runs = [row for row in rows if row["mode"] not in (RESET, DROPPED)]
     modes = {row["stream_name"]: row["mode"] for row in sorted(runs, key=position_key)}
     return [
-        stream_status(warehouse, row, modes.get(name, row["mode"]))
+        render(
+            "stream_status_document",
+            {**{key: document_value(value) for key, value in row.items()}, "stream_mode": modes.get(name)},
+            stream_health(warehouse, row),
+        )
         for name, row in sorted(latest_rows(rows).items())
         if row["mode"] != DROPPED
     ]
 
 
-def commit_time(table: Any, version: int) -> datetime | None:
+def commit_time(table: Any, version: int) -> str | None:
     """A version's commit time from the table's history (None once the log entry is gone)."""
     if version < 0:
         return None
     latest = table.version()
     for entry in table.history(latest - version + 1):
         if entry.get("version") == version and "timestamp" in entry:
-            return datetime.fromtimestamp(entry["timestamp"] / 1000, tz=timezone.utc)
+            millis = int(entry["timestamp"])
+            moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc).replace(microsecond=millis % 1000 * 1000)
+            return str(document_value(moment))
     return None
 
 
-def stream_status(warehouse: Path, row: dict[str, Any], mode: str | None = None) -> StreamStatus:
-    """Where the stream stands against its source: positions and lag, from the Delta logs."""
+def stream_health(warehouse: Path, row: dict[str, Any]) -> dict[str, Any]:
+    """stream_health's keys from the Delta logs: positions, not staleness (`stale` none)."""
     from deltalake import DeltaTable
 
     source, offset = row["source"], row["to_version"]
     source_schema, _, source_name = source.rpartition(".")
-    source_schema = source_schema.rpartition(".")[2]
-    path = table_dir(warehouse, source_schema, source_name)
-    common = {
-        "stream": row["stream_name"],
-        "source": source,
-        "mode": mode or row["mode"],
-        "epoch": row["epoch"],
-        "offset_version": offset,
-        "target": row["target"],
-        "last_run": row["committed_at"],
-        "rows_written": row["rows_written"],
+    path = table_dir(warehouse, source_schema.rpartition(".")[2], source_name)
+    health: dict[str, Any] = {
+        "offset_time": None,
+        "source_version": None,
+        "source_time": None,
         "stale": None,
+        "refusal": None,
+        "problem": render("stream_reset_problem") if offset is None else None,
+        "at_risk_from": None,
+        "at_risk_in_seconds": None,
     }
-    problem = "reset: its next run starts again from start_at (a new epoch)." if offset is None else None
     if not DeltaTable.is_deltatable(str(path)):
-        problem = (
+        health["problem"] = (
             f"no Delta table of {source} at {path} (a table stored elsewhere, or dropped): "
             "run `tablestream status --check` to ask Spark."
         )
-        return StreamStatus(offset_time=None, source_version=None, source_time=None, problem=problem, **common)
+        return health
     table = DeltaTable(str(path))
     latest = table.version()
-    return StreamStatus(
-        offset_time=commit_time(table, offset) if offset is not None and offset <= latest else None,
-        source_version=latest,
-        source_time=commit_time(table, latest),
-        problem=problem,
-        **common,
-    )
+    health["source_version"] = latest
+    health["source_time"] = commit_time(table, latest)
+    if offset is not None and offset <= latest:
+        health["offset_time"] = commit_time(table, offset)
+    return health

@@ -1,55 +1,10 @@
-"""A stream's status: position, lag and health, as `tablestream status` and `show_streams` print it."""
+"""`tablestream status` and `history` as text: the documents of the package's
+`stream_status_document` and `stream_history_entry` macros (docs/architecture.md), as tables."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
-
-
-@dataclass(frozen=True)
-class StreamStatus:
-    stream: str
-    source: str
-    mode: str
-    epoch: int
-    offset_version: int | None
-    offset_time: datetime | None
-    source_version: int | None
-    source_time: datetime | None
-    # None when not checked: the Delta logs alone do not say whether the next window can be read.
-    stale: bool | None
-    problem: str | None
-    target: str
-    last_run: datetime | None
-    rows_written: int | None
-    # When the oldest change the stream has not consumed may be lost to log cleanup or VACUUM.
-    at_risk_from: datetime | None = None
-
-    @property
-    def lag_versions(self) -> int | None:
-        if self.offset_version is None or self.source_version is None:
-            return None
-        return max(self.source_version - self.offset_version, 0)
-
-    @property
-    def lag(self) -> timedelta | None:
-        if self.lag_versions == 0:
-            return timedelta(0)
-        if self.offset_time is None or self.source_time is None:
-            return None
-        return self.source_time - self.offset_time
-
-    def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key, value in data.items():
-            if isinstance(value, datetime):
-                data[key] = value.isoformat()
-        data["lag_versions"] = self.lag_versions
-        data["lag_seconds"] = self.lag.total_seconds() if self.lag is not None else None
-        return data
-
 
 COLUMNS = (
     "stream",
@@ -65,6 +20,7 @@ COLUMNS = (
     "last run",
     "rows",
 )
+HISTORY_COLUMNS = ("epoch", "mode", "from", "to", "rows", "committed at", "invocation")
 
 
 def duration(value: timedelta | None) -> str:
@@ -83,28 +39,31 @@ def duration(value: timedelta | None) -> str:
     return f"{seconds}s"
 
 
-def moment(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "-"
+def moment(value: str | None) -> str:
+    """A document's time to the second."""
+    return value[:19] if value is not None else "-"
 
 
 def text(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def status_row(status: StreamStatus) -> tuple[str, ...]:
+def status_row(status: dict[str, Any]) -> tuple[str, ...]:
+    lag = status["lag_seconds"]
+    stale = status["stale"]
     return (
-        status.stream,
-        status.source,
-        status.mode,
-        text(status.offset_version),
-        moment(status.offset_time),
-        text(status.source_version),
-        text(status.lag_versions),
-        duration(status.lag),
-        "-" if status.stale is None else ("STALE" if status.stale else "no"),
-        status.target,
-        moment(status.last_run),
-        text(status.rows_written),
+        status["stream_name"],
+        status["source"],
+        text(status["stream_mode"]),
+        text(status["to_version"]),
+        moment(status["offset_time"]),
+        text(status["source_version"]),
+        text(status["lag_versions"]),
+        duration(timedelta(seconds=lag) if lag is not None else None),
+        "-" if stale is None else (str(status["refusal"] or "stale").upper() if stale else "no"),
+        status["target"],
+        moment(status["committed_at"]),
+        text(status["rows_written"]),
     )
 
 
@@ -118,16 +77,37 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def status_table(statuses: list[StreamStatus]) -> str:
-    """The human form: one line per stream, then each stale stream's problem and remedy."""
+def status_table(statuses: list[dict[str, Any]]) -> str:
+    """The human form: one line per stream, then each stream's problem and remedy."""
     if not statuses:
         return "No streams yet: a stream appears here after its model's first successful run."
     lines = [table(COLUMNS, [status_row(status) for status in statuses])]
     for status in statuses:
-        if status.problem:
-            lines.append(f"\n{status.stream}: {status.problem}")
+        if status["problem"]:
+            lines.append(f"\n{status['stream_name']}: {status['problem']}")
     return "\n".join(lines)
 
 
-def statuses_json(statuses: list[StreamStatus]) -> str:
-    return json.dumps([status.as_json() for status in statuses], indent=2)
+def history_table(rows: list[dict[str, Any]]) -> str:
+    """History entries as a text table; with a stream column when they are of several streams
+    (a model reading several sources)."""
+    several = len({row["stream_name"] for row in rows}) > 1
+    body = [
+        (
+            *((text(row["stream_name"]),) if several else ()),
+            *(
+                text(row[key])
+                for key in (
+                    "epoch",
+                    "mode",
+                    "from_version",
+                    "to_version",
+                    "rows_written",
+                    "committed_at",
+                    "invocation_id",
+                )
+            ),
+        )
+        for row in rows
+    ]
+    return table((*(("stream",) if several else ()), *HISTORY_COLUMNS), body)

@@ -26,3 +26,8 @@ class IngestError(TablestreamError):
 class PendingUnknownError(ProfileError):
     """`tablestream pending` cannot tell which stream models are pending (the project's manifest is
     missing, so models that never ran are unknown); the command exits 3, not "nothing pending"."""
+
+
+class NoSuchStreamError(TablestreamError):
+    """A name is neither a stream nor a stream model in the offsets logs looked in; the
+    `tablestream` command exits 1 ("no such stream"), not 2."""

@@ -1,20 +1,26 @@
 {#-- One stream in detail: its position, lag and health, when it will go stale if it is not run
      (from the source's retention settings), and its recent runs.
-     `stream_name` names a stream or a stream model (each of its streams).
+     `stream_name` names a stream or a stream model (each of its streams). `format: json` prints one
+     JSON list instead: each stream's status (stream_status_document) with `history`, its recent runs.
      `dbt run-operation dbt_tablestream.describe_stream --args '{stream_name: orders_changes__app_orders}'` --#}
-{% macro describe_stream(stream_name, schema=none) %}
+{% macro describe_stream(stream_name, schema=none, format='text') %}
   {%- do dbt_tablestream.stream_engine_check('describe_stream') -%}
   {%- set described = [] -%}
   {%- for position in dbt_tablestream.find_stream_positions(stream_name, schema) -%}
-    {%- do described.append(dbt_tablestream.describe_one_stream(position)) -%}
+    {%- do described.append(dbt_tablestream.describe_one_stream(position, format)) -%}
   {%- endfor -%}
+  {%- if format == 'json' -%}{{ print(tojson(described)) }}{%- endif -%}
   {{ return(described[0] if described | length == 1 else described) }}
 {% endmacro %}
 
 
 {#-- describe_stream of one stream's position. --#}
-{% macro describe_one_stream(position) %}
+{% macro describe_one_stream(position, format='text') %}
   {%- set status = dbt_tablestream.stream_status(position) -%}
+  {%- if format == 'json' -%}
+    {%- do status.update({'history': dbt_tablestream.stream_history(position.stream_name, position.offsets_schema, 5, 'entries')}) -%}
+    {{ return(status) }}
+  {%- endif -%}
   {%- set lines = [
       ['stream', status.stream_name ~ ' (epoch ' ~ status.epoch ~ ', ' ~ status.stream_mode ~ ')'],
       ['source', status.source ~ ' (Delta table id ' ~ status.source_table_id ~ ')'],

@@ -3,9 +3,10 @@
      neither back to its start_at (the next run rebuilds the target, like --full-refresh).
      `stream_name` names a stream or a stream model: a model's streams (one per source it reads)
      start over together, so a model reading several is reset back to start_at only. `dry_run`
-     says what it would do and writes nothing.
+     says what it would do and writes nothing. `format: json` prints one JSON list (stream_name,
+     source, target, epoch, from_version, to_version, dry_run, message per stream) instead of the lines.
      `dbt run-operation dbt_tablestream.reset_stream --args '{stream_name: ..., to_version: 12}'` --#}
-{% macro reset_stream(stream_name, to_version=none, to_timestamp=none, schema=none, dry_run=false) %}
+{% macro reset_stream(stream_name, to_version=none, to_timestamp=none, schema=none, dry_run=false, format='text') %}
   {%- do dbt_tablestream.stream_engine_check('reset_stream') -%}
   {%- if to_version is not none and to_timestamp is not none -%}
     {{ exceptions.raise_compiler_error("reset_stream " ~ stream_name ~ ": give to_version or to_timestamp, not both.") }}
@@ -30,18 +31,24 @@
     {%- endif -%}
     {%- do moves.append({'position': position, 'version': version, 'table_id': state.table_id}) -%}
   {%- endfor -%}
+  {%- set results = [] -%}
   {%- for move in moves -%}
     {%- set position, version = move.position, move.version -%}
     {%- set epoch = (position.epoch | int) + 1 if dry_run
         else dbt_tablestream.open_stream_epoch(position, 'reset', version, move.table_id, position.offsets_schema) -%}
     {%- set verb = "would be reset (dry run: nothing written)" if dry_run else "reset" -%}
     {%- if version is none -%}
-      {{ print("Stream " ~ position.stream_name ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at.") }}
+      {%- set message = "Stream " ~ position.stream_name ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at." -%}
     {%- else -%}
-      {{ print("Stream " ~ position.stream_name ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
-               ~ " after version " ~ version ~ " (it was at " ~ position.to_version ~ ").") }}
+      {%- set message = "Stream " ~ position.stream_name ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
+               ~ " after version " ~ version ~ " (it was at " ~ position.to_version ~ ")." -%}
     {%- endif -%}
+    {%- do results.append({'stream_name': position.stream_name, 'source': position.source, 'target': position.target, 'epoch': epoch,
+                           'from_version': position.to_version, 'to_version': version, 'dry_run': dry_run, 'message': message}) -%}
+    {%- if format != 'json' -%}{{ print(message) }}{%- endif -%}
   {%- endfor -%}
+  {%- if format == 'json' -%}{{ print(tojson(results)) }}{%- endif -%}
+  {{ return(results) }}
 {% endmacro %}
 
 

@@ -28,7 +28,7 @@
   {%- do health.update({'source_version': latest_version, 'source_time': latest['timestamp'] | string}) -%}
   {%- set offset = row['to_version'] -%}
   {%- if offset is none -%}
-    {%- do health.update({'problem': 'reset: its next run starts again from start_at (a new epoch).'}) -%}
+    {%- do health.update({'problem': dbt_tablestream.stream_reset_problem()}) -%}
     {{ return(health) }}
   {%- endif -%}
   {%- if lag_only -%}

@@ -21,23 +21,9 @@
 {% endmacro %}
 
 
-{#-- A stream's position with its health and lag, as show_streams prints it. --#}
+{#-- A stream's position with its health and lag, as show_streams prints it (stream_status_document). --#}
 {% macro stream_status(position, lag_only=false) %}
-  {%- set health = dbt_tablestream.stream_health(position, lag_only) -%}
-  {%- set status = {} -%}
-  {%- do status.update(position) -%}
-  {%- do status.update(health) -%}
-  {%- set offset = position.to_version -%}
-  {%- set lag = (health.source_version - offset) if (offset is not none and health.source_version is not none) else none -%}
-  {%- do status.update({'lag_versions': ([lag, 0] | max) if lag is not none else none, 'lag_seconds': none}) -%}
-  {%- if lag == 0 -%}
-    {%- do status.update({'lag_seconds': 0}) -%}
-  {%- elif health.offset_time and health.source_time -%}
-    {%- set parse = modules.datetime.datetime.fromisoformat -%}
-    {%- set seconds = (parse(health.source_time | replace('Z', '+00:00')) - parse(health.offset_time | replace('Z', '+00:00'))).total_seconds() -%}
-    {%- do status.update({'lag_seconds': seconds}) -%}
-  {%- endif -%}
-  {{ return(status) }}
+  {{ return(dbt_tablestream.stream_status_document(position, dbt_tablestream.stream_health(position, lag_only))) }}
 {% endmacro %}
 
 
@@ -76,9 +62,7 @@
     {%- for each_schema in dbt_tablestream.stream_offsets_schemas(schema) -%}
       {%- do logs.append(dbt_tablestream.offsets_relation(each_schema) | string) -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error(
-        "No stream or stream model " ~ name ~ " in " ~ logs | join(', ') ~ ". Streams there: "
-        ~ (every | map(attribute='stream_name') | join(', ') or 'none') ~ ". Name a stream or its model; pass schema: <the stream target's schema> if it lives elsewhere.") }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.no_such_stream_message(name, logs, every | map(attribute='stream_name') | list)) }}
   {%- endif -%}
   {{ return(found) }}
 {% endmacro %}

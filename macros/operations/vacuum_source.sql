@@ -3,15 +3,17 @@
      oldest commit a live stream on it has not consumed, so every file a stream's next window reads
      stays. `force: true` ignores the streams. `dry_run: true` lists and deletes nothing. A retention
      below the table's needs Delta's retention check off for the VACUUM, which a SQL warehouse
-     refuses to set: there it is refused before any setting or VACUUM is sent.
+     refuses to set: there it is refused before any setting or VACUUM is sent. `format: json`
+     prints the report (with its `messages`) as one JSON document instead of the lines.
      `dbt run-operation dbt_tablestream.vacuum_source --args '{relation: app.orders, retain_hours: 0}'` --#}
-{% macro vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none) %}
+{% macro vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none, format='text') %}
   {%- do dbt_tablestream.stream_engine_check('vacuum_source') -%}
-  {{ return(adapter.dispatch('vacuum_source', 'dbt_tablestream')(relation, retain_hours, dry_run, force, schemas)) }}
+  {{ return(adapter.dispatch('vacuum_source', 'dbt_tablestream')(relation, retain_hours, dry_run, force, schemas, format)) }}
 {% endmacro %}
 
 
-{% macro spark__vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none) %}
+{% macro spark__vacuum_source(relation, retain_hours=none, dry_run=false, force=false, schemas=none, format='text') %}
+  {%- set messages = [] -%}
   {%- if retain_hours is not none and (retain_hours is not number or retain_hours < 0 or retain_hours is boolean) -%}
     {{ exceptions.raise_compiler_error("vacuum_source on " ~ relation ~ ": retain_hours must be a number of hours, 0 or more, got '"
         ~ retain_hours ~ "'. Nothing was vacuumed.") }}
@@ -37,7 +39,7 @@
   {%- set requested_text = (requested | int) if requested == (requested | int) else requested | round(1) -%}
   {%- set plan = dbt_tablestream.vacuum_retention_plan(source, detail['id'], requested, clock['checked_at'], force, schemas) -%}
   {%- set retention = plan.retain_hours -%}
-  {%- for line in plan.notes -%}{{ print(line) }}{%- endfor -%}
+  {%- for line in plan.notes -%}{%- do dbt_tablestream.operation_message(messages, line, format) -%}{%- endfor -%}
   {%- set check = dbt_tablestream.vacuum_retention_check_setting() -%}
   {%- set check_was = none -%}
   {%- if retention < table_hours -%}
@@ -55,8 +57,8 @@
          retention below the table's was asked for explicitly. --#}
     {%- set check_was = run_query('set ' ~ check).rows[0][1] -%}
     {%- do run_query('set ' ~ check ~ ' = false') -%}
-    {{ print("retention " ~ retention ~ " hours is below " ~ relation ~ "'s delta.deletedFileRetentionDuration (" ~ table_hours | round(1)
-        ~ " hours): Delta's retention check is off for this VACUUM, as asked.") }}
+    {%- do dbt_tablestream.operation_message(messages, "retention " ~ retention ~ " hours is below " ~ relation ~ "'s delta.deletedFileRetentionDuration (" ~ table_hours | round(1)
+        ~ " hours): Delta's retention check is off for this VACUUM, as asked.", format) -%}
   {%- endif -%}
   {%- set report = {'relation': relation | string, 'retain_hours': retention, 'requested_hours': requested, 'dry_run': dry_run,
                     'kept_files': none, 'files_to_delete': none, 'streams': plan.streams} -%}
@@ -73,22 +75,24 @@
           if row[0] not in to_delete -%}{%- do kept.append(row[0]) -%}{%- endfor -%}
     {%- do report.update({'kept_files': kept | length}) -%}
     {%- set oldest = plan.protecting[0] -%}
-    {{ print("kept " ~ report.kept_files ~ " files for stream " ~ oldest.stream ~ ", offset " ~ oldest.offset_version ~ ", "
+    {%- do dbt_tablestream.operation_message(messages, "kept " ~ report.kept_files ~ " files for stream " ~ oldest.stream ~ ", offset " ~ oldest.offset_version ~ ", "
         ~ dbt_tablestream.format_duration(oldest.behind_seconds) ~ " behind (retention " ~ retention ~ " hours instead of "
-        ~ requested_text ~ ")") }}
+        ~ requested_text ~ ")", format) -%}
     {%- for other in plan.protecting[1:] -%}
-      {{ print("  also kept for stream " ~ other.stream ~ ", offset " ~ other.offset_version ~ ", "
-          ~ dbt_tablestream.format_duration(other.behind_seconds) ~ " behind") }}
+      {%- do dbt_tablestream.operation_message(messages, "  also kept for stream " ~ other.stream ~ ", offset " ~ other.offset_version ~ ", "
+          ~ dbt_tablestream.format_duration(other.behind_seconds) ~ " behind", format) -%}
     {%- endfor -%}
   {%- endif -%}
   {%- if dry_run -%}
-    {{ print("dry run: VACUUM " ~ relation ~ " RETAIN " ~ retention ~ " HOURS would delete " ~ report.files_to_delete ~ " files and directories; nothing was deleted.") }}
+    {%- do dbt_tablestream.operation_message(messages, "dry run: VACUUM " ~ relation ~ " RETAIN " ~ retention ~ " HOURS would delete " ~ report.files_to_delete ~ " files and directories; nothing was deleted.", format) -%}
   {%- else -%}
     {%- do run_query(dbt_tablestream.vacuum_sql(source, retention)) -%}
-    {{ print("vacuumed " ~ relation ~ " with RETAIN " ~ retention ~ " HOURS"
-        ~ ((": deleted " ~ report.files_to_delete ~ " files and directories") if report.files_to_delete is not none else "") ~ ".") }}
+    {%- do dbt_tablestream.operation_message(messages, "vacuumed " ~ relation ~ " with RETAIN " ~ retention ~ " HOURS"
+        ~ ((": deleted " ~ report.files_to_delete ~ " files and directories") if report.files_to_delete is not none else "") ~ ".", format) -%}
   {%- endif -%}
   {%- if check_was is not none -%}{%- do run_query('set ' ~ check ~ ' = ' ~ check_was) -%}{%- endif -%}
+  {%- do report.update({'messages': messages}) -%}
+  {%- if format == 'json' -%}{{ print(tojson(report)) }}{%- endif -%}
   {{ return(report) }}
 {% endmacro %}
 
@@ -172,4 +176,11 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return(found) }}
+{% endmacro %}
+
+
+{#-- Records an operation's message, and prints it unless the operation prints JSON instead. --#}
+{% macro operation_message(messages, message, format) %}
+  {%- do messages.append(message) -%}
+  {%- if format != 'json' -%}{{ print(message) }}{%- endif -%}
 {% endmacro %}

@@ -71,6 +71,6 @@ def test_deletion_vectors_keep_the_writer_the_runs_and_the_cli_exact(
     capsys.readouterr()
     assert tablestream(["status", "--project-dir", root, "--json"]) == 0
     (entry,) = json.loads(capsys.readouterr().out)
-    assert entry["offset_version"] == DeltaTable(source).version() and entry["lag_versions"] == 0
+    assert entry["to_version"] == DeltaTable(source).version() and entry["lag_versions"] == 0
     assert tablestream(["pending", "--project-dir", root, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []

@@ -200,14 +200,20 @@ def test_vacuum_refuses_bad_input_and_deletes_nothing(tmp_path: Path, capsys: py
     bench = stream_behind_an_update(tmp_path)
     before = source_files(bench)
     root = str(bench.project.root)
-    with pytest.raises(SystemExit):
-        tablestream(["vacuum", "app.t", "--project-dir", root, "--forc"])
-    capsys.readouterr()
-    assert tablestream(["vacuum", "app.t", "--project-dir", root, "--retain-hours", "-1"]) == 1
-    assert tablestream(["vacuum", "app.missing", "--project-dir", root]) == 1
-    out = capsys.readouterr().out
-    assert "retain_hours must be a number of hours, 0 or more, got '-1.0'. Nothing was vacuumed." in out, out
-    assert "no table app.missing" in out, out
+    # --force must be spelled out: no abbreviation reaches it.
+    assert tablestream(["vacuum", "app.t", "--project-dir", root, "--forc"]) == 2
+    assert "unrecognized arguments: --forc" in capsys.readouterr().err
+    # Refusals are errors (exit 2), said on stderr; in JSON, the one document on stdout.
+    assert tablestream(["vacuum", "app.t", "--project-dir", root, "--retain-hours", "-1"]) == 2
+    assert tablestream(["vacuum", "app.missing", "--project-dir", root]) == 2
+    err = capsys.readouterr().err
+    assert "retain_hours must be a number of hours, 0 or more, got '-1.0'. Nothing was vacuumed." in err, err
+    assert "tablestream: vacuum_source: no table app.missing." in err, err
+    assert tablestream(["vacuum", "app.missing", "--project-dir", root, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out) == {
+        "error": "vacuum_source: no table app.missing. Pass the source as `schema.table`. Nothing was vacuumed.",
+        "exit_code": 2,
+    }
     assert source_files(bench) == before
 
 
@@ -228,8 +234,8 @@ def test_vacuum_below_the_tables_retention_on_a_sql_warehouse_is_refused_and_del
     root = str(bench.project.root)
     capsys.readouterr()
     for dry_run in ([], ["--dry-run"]):
-        assert tablestream(["vacuum", "app.t", "--project-dir", root, "--retain-hours", "0", *dry_run]) == 1
-    out = capsys.readouterr().out
+        assert tablestream(["vacuum", "app.t", "--project-dir", root, "--retain-hours", "0", *dry_run]) == 2
+    out = capsys.readouterr().err
     refusal = (
         "vacuum_source on app.t: retention 2 hours is below app.t's delta.deletedFileRetentionDuration (168.0 hours). "
         "Delta refuses such a VACUUM unless the session sets spark.databricks.delta.retentionDurationCheck.enabled to "
@@ -240,6 +246,8 @@ def test_vacuum_below_the_tables_retention_on_a_sql_warehouse_is_refused_and_del
     assert source_files(bench) == before
     assert not vacuums_sent(warehouse)
     # At the table's own retention no setting is needed, and the warehouse runs the VACUUM.
-    assert tablestream(["vacuum", "app.t", "--project-dir", root]) == 0
-    assert "vacuumed app.t with RETAIN 168 HOURS" in capsys.readouterr().out
+    assert tablestream(["vacuum", "app.t", "--project-dir", root, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["relation"], report["retain_hours"], report["dry_run"]) == ("app.t", 168, False), report
+    assert report["messages"][-1].startswith("vacuumed app.t with RETAIN 168 HOURS"), report
     assert vacuums_sent(warehouse)

@@ -92,14 +92,14 @@ def test_python_and_dbt_streams_share_the_offsets_log(tmp_path: Path) -> None:
     )
     write_changes(bench, (RowOperator.UPSERT, 1, "a", 2), (RowOperator.UPSERT, 7, "g", 7))
     assert [row[0] for row in collected(stream.read())] == ["INSERT"], "append_only sees inserts only"
-    statuses = {status.stream: status for status in stream_statuses(bench.warehouse, "analytics")}
+    statuses = {status["stream_name"]: status for status in stream_statuses(bench.warehouse, "analytics")}
     assert {"log__app_t", "py_sync"} <= set(statuses)
-    assert statuses["py_sync"].mode == "append_only" and statuses["py_sync"].lag_versions == 1
+    assert statuses["py_sync"]["stream_mode"] == "append_only" and statuses["py_sync"]["lag_versions"] == 1
     stream.consume(lambda frame: frame.count())
-    statuses = {status.stream: status for status in stream_statuses(bench.warehouse, "analytics")}
-    assert statuses["py_sync"].lag_versions == 0 and statuses["log__app_t"].lag_versions == 1
+    statuses = {status["stream_name"]: status for status in stream_statuses(bench.warehouse, "analytics")}
+    assert statuses["py_sync"]["lag_versions"] == 0 and statuses["log__app_t"]["lag_versions"] == 1
     bench.run("-s", "log")
-    assert {status.stream: status.lag_versions for status in stream_statuses(bench.warehouse, "analytics")} == {
+    assert {s["stream_name"]: s["lag_versions"] for s in stream_statuses(bench.warehouse, "analytics")} == {
         "log__app_t": 0,
         "py_sync": 0,
     }

@@ -66,7 +66,7 @@ def test_a_stream_50_versions_behind_catches_up_in_3_bounded_runs(
         capsys.readouterr()
         assert tablestream(["status", "--project-dir", root, "--json"]) == 0
         (entry,) = json.loads(capsys.readouterr().out)
-        assert (entry["offset_version"], entry["lag_versions"]) == (reached, behind)
+        assert (entry["to_version"], entry["lag_versions"]) == (reached, behind)
 
     assert [(row["from_version"], row["to_version"]) for row in bench.offsets()] == [
         (0, 0),

@@ -108,7 +108,7 @@ def test_reset_to_start_drop_describe_and_history(tmp_path: Path, capsys: pytest
     capsys.readouterr()
     assert tablestream(["history", STREAM, "--project-dir", str(project.root), "--json"]) == 0
     modes = [row["mode"] for row in json.loads(capsys.readouterr().out)]
-    assert modes == ["standard", "standard", "reset", "standard", "dropped", "standard"]
+    assert modes == ["standard", "dropped", "standard", "reset", "standard", "standard"], "newest first"
     assert tablestream(["history", "nope", "--project-dir", str(project.root)]) == 1
 
 

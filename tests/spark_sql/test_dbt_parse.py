@@ -205,6 +205,13 @@ def test_the_light_install_runs_beside_dbt_databricks(tmp_path: Path) -> None:
         "tablestream_example:\n  target: local\n  outputs:\n    local:\n      type: tablestream\n"
         "      schema: analytics\n"
     )
+    # The command reads that profile with dbt's own loader, which loads no adapter: its delta-rs
+    # path answers without pyspark (here: no offsets log yet, so no such stream, exit 1).
+    history = in_databricks_venv("tablestream", "history", "nope", "--project-dir", str(project), "--json")
+    assert history.returncode == 1, history.stdout + history.stderr
+    assert json.loads(history.stdout)["error"].startswith(
+        "No stream or stream model nope in analytics.tablestream_offsets"
+    )
     parsed = in_databricks_venv("dbt", "parse", "--project-dir", str(project), "--profiles-dir", str(project))
     assert parsed.returncode != 0
     assert "needs the `local` extra: pip install 'dbt-tablestream[local]' (missing: pyspark, delta)" in parsed.stdout
