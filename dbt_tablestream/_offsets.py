@@ -105,16 +105,28 @@ def stream_statuses(warehouse: Path, schema: str) -> list[dict[str, Any]]:
 
 
 def commit_time(table: Any, version: int) -> str | None:
-    """A version's commit time from the table's history (None once the log entry is gone)."""
+    """A version's commit time as Delta's DESCRIBE HISTORY reports it, which the run-operation path
+    shows: its in-commit timestamp where the table keeps one, else the modification time of the
+    commit's log file. commitInfo's own `timestamp`, which delta-rs reports, is taken a moment
+    before the file is written (a millisecond apart here), so it would not match. None once the
+    log entry is gone."""
     if version < 0:
         return None
     latest = table.version()
     for entry in table.history(latest - version + 1):
         if entry.get("version") == version and "timestamp" in entry:
-            millis = int(entry["timestamp"])
+            millis = int(entry.get("inCommitTimestamp") or log_file_millis(table, version) or entry["timestamp"])
             moment = datetime.fromtimestamp(millis // 1000, tz=timezone.utc).replace(microsecond=millis % 1000 * 1000)
             return str(document_value(moment))
     return None
+
+
+def log_file_millis(table: Any, version: int) -> int | None:
+    """The modification time, in milliseconds, of a local table's commit file `version`."""
+    uri = str(table.table_uri)
+    root = Path(uri.removeprefix("file://")) if uri.startswith("file://") or "://" not in uri else None
+    log_file = root / "_delta_log" / f"{version:020d}.json" if root else None
+    return log_file.stat().st_mtime_ns // 1_000_000 if log_file and log_file.exists() else None
 
 
 def stream_health(warehouse: Path, row: dict[str, Any]) -> dict[str, Any]:
