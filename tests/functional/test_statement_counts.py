@@ -55,15 +55,14 @@ def test_each_kind_of_run_sends_the_statements_it_did(tmp_path: Path, protocol: 
 
     def run(kind: str, *args: str) -> None:
         for model in MODELS:
-            statements: list[str] = []
+            statements = sent[model].setdefault(kind, [])
 
-            def record(event: Any) -> None:
+            def record(event: Any, statements: list[str] = statements) -> None:
                 if event.info.name == "SQLQuery":
                     statements.append(str(event.data.sql))
 
             result = bench.invoke("run", "-s", model, *args, callbacks=[record])
             assert result.success, result.exception
-            sent[model][kind] = statements
 
     run("first build")
     bench.source().update(updates={"age": "age + 100"}, predicate="id in (3, 4)")
