@@ -17,7 +17,8 @@ third inserts), then runs every variant once, in a rotated order. Reported: the 
 each variant per size, its peak RSS (driver Python and the JVM, sampled while it runs) and, for dbt
 variants, the statements it sent.
 
-    python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds, and the cold starts
+    python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds, the cold starts and
+                                         # the small window (bench/small_window.py)
     python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
     python bench/run.py --carryovers     # drop_carryovers on against off (bench/results/carryovers.json)
@@ -605,6 +606,17 @@ def run_process(command: list[str], log_dir: Path | None = None) -> ColdRun:
     return ColdRun(seconds, len(elapsed), sum(elapsed))
 
 
+def small_window(log: Callable[[str], None]) -> dict[str, Any]:
+    """bench/small_window.py's default measurement, in a process of its own (it starts its own dbt
+    processes and the Thrift cluster); its results, also in bench/results/small_window.json."""
+    out = RESULTS / "small_window.json"
+    started = time.perf_counter()
+    subprocess.run([sys.executable, str(BENCH / "small_window.py"), "--out", str(out)], check=True)
+    log(f"small window: {time.perf_counter() - started:.0f} s")
+    results: dict[str, Any] = json.loads(out.read_text())
+    return results
+
+
 def cold_start(work: Path, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
     """The README's main job, then `dbt build` of the example in new processes with nothing new
     (cold_build_s), the same DAG with stock materializations (cold_stock_s, bench/stock_example)
@@ -899,10 +911,13 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="tablestream-bench-"))
     started = time.perf_counter()
     cold: dict[str, Any] | None = None
+    small: dict[str, Any] | None = None
     try:
         # Before this process starts its own Spark session, so the new processes have the machine.
         if not args.skip_cold:
             cold = cold_start(work, args.rounds, log)
+        if args.quick and mode == "run":
+            small = small_window(log)
         bench = Bench(work)
         measurements: list[Measurement] = []
         # --scale keeps the sizes and patterns it does not measure from its results file, and writes
@@ -955,7 +970,7 @@ def main(argv: list[str] | None = None) -> int:
             f"peak RSS of {variant}, {small:,} -> {large:,} rows: JVM {before['jvm_rss_mb']:.0f} -> "
             f"{after['jvm_rss_mb']:.0f} MB, driver Python {before['python_rss_mb']:.0f} -> {after['python_rss_mb']:.0f} MB"
         )
-    line = result_line(table, cold)
+    line = result_line(table, cold) + (f" {small['result_fields']}" if small else "")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -967,6 +982,7 @@ def main(argv: list[str] | None = None) -> int:
                 "medians": table,
                 "matrix": {str(fraction): by_size for fraction, by_size in matrix.items()},
                 "cold_start": cold,
+                "small_window": small,
                 "measurements": [m.__dict__ for m in measurements],
                 "result": line,
             },
