@@ -22,6 +22,7 @@ unmeasured round, the change made through the Thrift server.
 
     python bench/small_window.py                         # 5 rounds, both topologies
     python bench/small_window.py --rounds 3 --topologies local
+    python bench/small_window.py --report bench/results/small_window.json   # bench/README.md's table
 
 Writes bench/results/small_window.json; its last line is a RESULT line.
 """
@@ -117,6 +118,12 @@ class Run:
     @property
     def statement_seconds(self) -> float:
         return sum(elapsed for _, elapsed in self.statements)
+
+    @property
+    def after_first_seconds(self) -> float:
+        """The statements' seconds but the first's: on the local profile the first one also waits
+        for the process's Spark session to start."""
+        return sum(elapsed for _, elapsed in self.statements[1:])
 
 
 def statement_label(sql: str) -> str:
@@ -229,6 +236,7 @@ def summarize(runs: list[Run]) -> dict[str, Any]:
                     "seconds": statistics.median(run.seconds for run in picked),
                     "statements": statistics.median(len(run.statements) for run in picked),
                     "statement_seconds": statistics.median(run.statement_seconds for run in picked),
+                    "after_first_seconds": statistics.median(run.after_first_seconds for run in picked),
                 }
     ratios: dict[str, float] = {}
     for model in MODELS[:2]:
@@ -265,12 +273,12 @@ def result_fields(topologies: dict[str, Any]) -> str:
 def report(topology: str, runs: list[Run], summary: dict[str, Any], log: Callable[[str], None]) -> None:
     rounds = max(run.round for run in runs)
     log(f"\n{topology}: medians of {rounds} rounds, each run a `dbt run` process of its own")
-    log(f"  {'model':<16}{'run':<8}{'seconds':>9}{'statements':>12}{'statement s':>13}")
+    log(f"  {'model':<16}{'run':<8}{'seconds':>9}{'statements':>12}{'statement s':>13}{'after the first':>17}")
     for model, kinds in summary["models"].items():
         for kind, values in kinds.items():
             log(
                 f"  {model:<16}{kind:<8}{values['seconds']:>9.2f}{values['statements']:>12.0f}"
-                f"{values['statement_seconds']:>13.2f}"
+                f"{values['statement_seconds']:>13.2f}{values['after_first_seconds']:>17.2f}"
             )
     for model in MODELS:
         for kind in KINDS:
@@ -285,6 +293,25 @@ def report(topology: str, runs: list[Run], summary: dict[str, Any], log: Callabl
             for sql, elapsed in run.statements:
                 log(f"  {elapsed:7.3f}  {sql}")
     log(f"\n{topology} ratios (median of each round's ratio): " + json.dumps(summary["ratios"]))
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """bench/README.md's table from a results JSON, so it quotes exactly what was measured."""
+    lines = [
+        "| topology | model | window: seconds | statements | statement s | but the first | empty window: seconds "
+        "| statements | statement s | but the first |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for topology, measured in results["topologies"].items():
+        runs = [Run(**{**run, "statements": [tuple(pair) for pair in run["statements"]]}) for run in measured["runs"]]
+        for model, kinds in summarize(runs)["models"].items():
+            cells = " | ".join(
+                f"{kinds[kind]['seconds']:.1f} | {kinds[kind]['statements']:.0f} | "
+                f"{kinds[kind]['statement_seconds']:.1f} | {kinds[kind]['after_first_seconds']:.1f}"
+                for kind in KINDS
+            )
+            lines.append(f"| {topology} | `{model}` | {cells} |")
+    return "\n".join([*lines, "", f"`{results['result']}`"])
 
 
 def run_local(work: Path, project: Project, rounds: int, log: Callable[[str], None]) -> list[Run]:
@@ -351,7 +378,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds per topology (default 5)")
     parser.add_argument("--topologies", nargs="+", choices=TOPOLOGIES, default=list(TOPOLOGIES))
     parser.add_argument("--out", type=Path, default=RESULTS / "small_window.json")
+    parser.add_argument("--report", type=Path, help="print bench/README.md's table from this results JSON and stop")
     args = parser.parse_args(argv)
+    if args.report:
+        print(markdown(json.loads(args.report.read_text())))
+        return 0
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
     os.environ.setdefault("DO_NOT_TRACK", "1")
