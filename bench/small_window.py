@@ -199,11 +199,13 @@ def measure(
     rounds: int,
     change: Callable[[str], None],
     log: Callable[[str], None],
+    measured: Callable[[list[Run]], None],
     warm_rounds: int = 0,
 ) -> list[Run]:
     """`warm_rounds` unmeasured rounds, then `rounds` measured ones: a change of CHANGED rows, each
     model once on it (the window), then each once more on nothing new (the empty window), every
-    run a process of its own, the models in an order rotated each round."""
+    run a process of its own, the models in an order rotated each round. `measured` gets the
+    runs so far after each measured round."""
     runs: list[Run] = []
     for round in range(1 - warm_rounds, rounds + 1):
         change(change_sql(round + warm_rounds + 1000 * TOPOLOGIES.index(topology)))
@@ -221,6 +223,7 @@ def measure(
             continue
         log(f"{topology}, round {round}/{rounds}: {summary}")
         runs += done
+        measured(runs)
     return runs
 
 
@@ -314,7 +317,9 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join([*lines, "", f"`{results['result']}`"])
 
 
-def run_local(work: Path, project: Project, rounds: int, log: Callable[[str], None]) -> list[Run]:
+def run_local(
+    work: Path, project: Project, rounds: int, log: Callable[[str], None], measured: Callable[[list[Run]], None]
+) -> list[Run]:
     started = time.perf_counter()
 
     def change(sql: str) -> None:
@@ -323,10 +328,12 @@ def run_local(work: Path, project: Project, rounds: int, log: Callable[[str], No
     project.dbt("local", ["run-operation", "sw_sql", "--args", json.dumps({"statements": create_source_sql()})])
     project.dbt("local", ["run"])
     log(f"local: source and models built in {time.perf_counter() - started:.0f} s")
-    return measure(project, "local", rounds, change, log)
+    return measure(project, "local", rounds, change, log, measured)
 
 
-def run_thrift(work: Path, project: Project, rounds: int, log: Callable[[str], None]) -> list[Run]:
+def run_thrift(
+    work: Path, project: Project, rounds: int, log: Callable[[str], None], measured: Callable[[list[Run]], None]
+) -> list[Run]:
     from tests.cluster.local_cluster import LocalCluster
 
     started = time.perf_counter()
@@ -351,7 +358,7 @@ def run_thrift(work: Path, project: Project, rounds: int, log: Callable[[str], N
         def change(sql: str) -> None:
             cluster.sql(sql)
 
-        return measure(project, "thrift", rounds, change, log, warm_rounds=1)
+        return measure(project, "thrift", rounds, change, log, measured, warm_rounds=1)
     finally:
         cluster.stop()
 
@@ -405,12 +412,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         project = Project(work, work / "warehouse")
         for topology in args.topologies:
-            measured = (run_local if topology == "local" else run_thrift)(work, project, args.rounds, log)
-            summary = summarize(measured)
-            report(topology, measured, summary, log)
-            topologies[topology] = {"summary": summary, "runs": [asdict(run) for run in measured]}
-            # Written after each topology: a failing cluster keeps the local figures.
-            line = write(args.out, measured_on, arguments, started, topologies)
+
+            def keep(runs: list[Run], topology: str = topology) -> None:
+                """Written after each round: a run stopped or failing later keeps what it measured."""
+                nonlocal line
+                rounds = max(run.round for run in runs)
+                topologies[topology] = {
+                    "rounds": rounds,
+                    "summary": summarize(runs),
+                    "runs": [asdict(run) for run in runs],
+                }
+                line = write(args.out, measured_on, arguments, started, topologies)
+
+            measured = (run_local if topology == "local" else run_thrift)(work, project, args.rounds, log, keep)
+            report(topology, measured, summarize(measured), log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     log(line)
