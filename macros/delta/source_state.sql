@@ -2,8 +2,12 @@
      the source records what `read` reads (docs/architecture.md, "Three ways to read changes"). --#}
 
 
-{% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
-  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest, read)) }}
+{#-- `recent`: how many of the newest commits to read with the latest one (a continuing stream's
+     window is usually among them, stream_window_commits); the whole history is read instead when
+     start_at earliest or a timestamp needs it. The rows read are returned as `history`
+     ({rows, limit}: limit none when they are the whole history). --#}
+{% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes', recent=1) %}
+  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest, read, recent)) }}
 {% endmacro %}
 
 
@@ -16,20 +20,29 @@
 {% endmacro %}
 
 
-{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes') %}
+{#-- Two statements: DESCRIBE DETAIL (the table id, format, location, partitioning and, in its
+     `properties`, every table property) and one DESCRIBE HISTORY (the latest version, and the
+     commits a window check needs). --#}
+{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes', recent=1) %}
   {%- set source = dbt_tablestream.stream_source_name(relation) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ exceptions.raise_compiler_error(
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
   {%- endif -%}
   {%- set detail = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0] -%}
-  {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0] -%}
-  {%- set properties = {} -%}
-  {%- for row in run_query(dbt_tablestream.table_properties_sql(relation)).rows -%}
-    {%- do properties.update({row[0]: row[1]}) -%}
-  {%- endfor -%}
-  {%- set history = run_query(dbt_tablestream.describe_history_sql(relation, none)).rows if (want_earliest or at_timestamp is not none) else [] -%}
-  {%- set state = dbt_tablestream.stream_source_state_of(stream_name, source, detail, latest, properties, history, read) -%}
+  {%- set whole = want_earliest or at_timestamp is not none -%}
+  {%- set limit = none if whole else [recent | int, 1] | max -%}
+  {%- set history = run_query(dbt_tablestream.describe_history_sql(relation, limit)).rows -%}
+  {#-- A connection whose map text is not JSON gets the properties from SHOW TBLPROPERTIES. --#}
+  {%- set properties = dbt_tablestream.described_map(detail['properties']) -%}
+  {%- if properties is none -%}
+    {%- set properties = {} -%}
+    {%- for row in run_query(dbt_tablestream.table_properties_sql(relation)).rows -%}
+      {%- do properties.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set state = dbt_tablestream.stream_source_state_of(stream_name, source, detail, history[0], properties, history if whole else [], read) -%}
+  {%- do state.update({'history': {'rows': history, 'limit': limit}}) -%}
   {%- set version_at_timestamp = none -%}
   {%- if at_timestamp is not none -%}
     {%- set moment = run_query(dbt_tablestream.timestamp_sql(at_timestamp)).rows[0][0] -%}
@@ -52,7 +65,8 @@
 
 
 {#-- The source's state from what was read of it: its `describe detail` row, its latest history
-     row, its table properties and (for start_at earliest) its history, newest first. Refuses a
+     row, its table properties (none: those in the detail row's `properties`) and (for start_at
+     earliest) its history, newest first. Refuses a
      source that is not Delta. Pure: the PySpark API renders it with its own reads.
      `earliest_change_version`: tracking (stream_tracking_property) is on now, and has been since
      the newest commit that set it, or since the oldest commit still in the log; none when
@@ -63,6 +77,7 @@
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
         ~ "Convert it with `CONVERT TO DELTA " ~ source ~ "` or stream a Delta table.") }}
   {%- endif -%}
+  {%- set properties = properties if properties is not none else dbt_tablestream.described_map(detail['properties']) or {} -%}
   {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
   {%- set tracked = tracking is none or (properties.get(tracking, 'false') | string | lower) == 'true' -%}
   {%- set earliest = none -%}
@@ -87,6 +102,18 @@
       'earliest_change_version': earliest,
       'version_at_timestamp': none,
   }) }}
+{% endmacro %}
+
+
+{#-- A map as a connection returns a map column: a mapping, a list of [key, value] pairs, or
+     their JSON text (dbt renders a row's containers as JSON); none for anything else. --#}
+{% macro described_map(value) %}
+  {%- set parsed = fromjson(value) if value is string else value -%}
+  {%- if parsed is mapping -%}{{ return(dict(parsed)) }}{%- endif -%}
+  {%- if parsed is none or parsed is string or parsed is not iterable -%}{{ return(none) }}{%- endif -%}
+  {%- set pairs = {} -%}
+  {%- for pair in parsed if pair is sequence and pair is not string and pair | length == 2 -%}{%- do pairs.update({pair[0]: pair[1]}) -%}{%- endfor -%}
+  {{ return(pairs if pairs | length == parsed | length else none) }}
 {% endmacro %}
 
 

@@ -45,18 +45,22 @@
 
   {%- set read = settings.stream_read -%}
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(stream_name) -%}{%- endif -%}
-  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read) -%}
   {%- set target_exists = adapter.get_relation(this.database, this.schema, this.identifier) is not none -%}
-  {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
-  {%- if not state.tracked and not from_log -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(dbt_tablestream.stream_subject(stream_name), dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
-  {%- endif -%}
   {#-- Read even when the target is gone: a rebuild must open an epoch above every one logged, or the
        log's newest epoch (an older run's) would win the next position and re-apply its window. --#}
   {%- set logged = dbt_tablestream.read_stream_offset(stream_name) -%}
   {%- set marker = dbt_tablestream.stream_target_marker(this, stream_name) if target_exists else none -%}
-
   {%- set position = dbt_tablestream.stream_position(logged, marker, target_exists, should_full_refresh()) -%}
+  {#-- The source's latest commits are read with its latest version: a continuing stream's window
+       is usually among them, so its check reads no more (stream_window_commits). A snapshot or
+       start_at latest needs the latest version alone. --#}
+  {%- set recent = 1 if position.restart and start_at in ['snapshot', 'latest'] else dbt_tablestream.stream_recent_history() -%}
+  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read, recent) -%}
+  {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
+  {%- if not state.tracked and not from_log -%}
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message(dbt_tablestream.stream_subject(stream_name), dbt_tablestream.stream_source_name(relation), read, target_exists)) }}
+  {%- endif -%}
+
   {%- set restart, epoch, table_id = position.restart, position.epoch, position.table_id -%}
   {%- if restart -%}
     {%- set other_offset = dbt_tablestream.stream_offset_to_start_at(stream_name, start_at.stream, relation, state) if start_at is mapping and 'stream' in start_at else none -%}
@@ -80,7 +84,7 @@
       'files': dbt_tablestream.stream_files(state.files, settings.unique_key) if from_log else none,
   }) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
-  {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream) -%}
+  {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream, state.history) -%}
   {%- set parts = dbt_tablestream.stream_window_parts(stream, table_id, window_rows) -%}
   {%- set recreated = parts.pop('recreated') -%}
   {%- do stream.update(parts) -%}
@@ -100,12 +104,21 @@
       {%- do stream.files.update({'versions': dbt_tablestream.window_log_versions(stream, window_rows)}) -%}
     {%- endif -%}
   {%- endif -%}
-  {#-- Described once, for the window's read and the change rows' select list. --#}
-  {%- set columns = dbt_tablestream.window_columns(relation, stream) -%}
+  {#-- Described once, for the window's read and the change rows' select list; an empty window's
+       rows are none of the source's, selected with `*` (change_rows_sql), so it describes nothing. --#}
+  {%- set columns = none -%}
   {%- if stream.snapshot or stream.after < stream.through -%}
+    {%- set columns = dbt_tablestream.window_columns(relation, stream) -%}
     {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true, columns)}) -%}
   {%- endif -%}
   {{ return({'stream': stream, 'columns': columns}) }}
+{% endmacro %}
+
+
+{#-- How many of the source's newest commits a stream run reads with its latest version: windows of
+     up to this many versions need no second DESCRIBE HISTORY. --#}
+{% macro stream_recent_history() %}
+  {{ return(10) }}
 {% endmacro %}
 
 

@@ -34,15 +34,23 @@
 
 {#-- The source's commits from the window's first version on (DESCRIBE HISTORY rows, newest
      first), or none when the window is empty or reversed: read once, for the schema-change split
-     and the window check. --#}
-{% macro stream_window_commits(relation, stream) %}
-  {{ return(adapter.dispatch('stream_window_commits', 'dbt_tablestream')(relation, stream)) }}
+     and the window check. `known`: the rows already read with the source's state ({rows, limit},
+     stream_source_state); when they reach the window's start nothing more is read. --#}
+{% macro stream_window_commits(relation, stream, known=none) %}
+  {{ return(adapter.dispatch('stream_window_commits', 'dbt_tablestream')(relation, stream, known)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_window_commits(relation, stream) %}
+{% macro spark__stream_window_commits(relation, stream, known=none) %}
   {%- if stream.snapshot or stream.after >= stream.through -%}{{ return(none) }}{%- endif -%}
-  {{ return(dbt_tablestream.history_since(relation, stream.after + 1, stream.through)) }}
+  {%- set first = stream.after + 1 -%}
+  {%- if known is not none and known.rows and (known.limit is none or dbt_tablestream.history_limit_to_reach(known.rows, first, known.limit) is none) -%}
+    {#-- The rows history_since would read: from the newest down to the version before the window. --#}
+    {%- set rows = [] -%}
+    {%- for row in known.rows if (row['version'] | int) >= first - 1 -%}{%- do rows.append(row) -%}{%- endfor -%}
+    {{ return(rows) }}
+  {%- endif -%}
+  {{ return(dbt_tablestream.history_since(relation, first, stream.through)) }}
 {% endmacro %}
 
 
