@@ -15,11 +15,16 @@
   {%- do dbt_tablestream.check_stream_model_features(stream) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set schema = dbt_tablestream.stream_output_schema(stream, compiled_code, keys, settings.sequence, settings.strategy == 'history') -%}
-  {%- set columns = schema | map(attribute='name') | list -%}
-  {%- set data_columns = columns | reject('in', ['__change_type', '__commit_version', '__commit_timestamp'] + settings.target_exclude_columns) | list -%}
-  {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, data_columns, settings) -%}
-  {%- do dbt_tablestream.check_stream_reapply(stream, settings, columns) -%}
+  {#-- An empty window writes nothing, so its run sends only what proved it empty: the output is
+       checked when there is output to write. --#}
+  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart and stream.view is none -%}
+  {%- if not empty -%}
+    {%- set schema = dbt_tablestream.stream_output_schema(stream, compiled_code, keys, settings.sequence, settings.strategy == 'history') -%}
+    {%- set columns = schema | map(attribute='name') | list -%}
+    {%- set data_columns = columns | reject('in', ['__change_type', '__commit_version', '__commit_timestamp'] + settings.target_exclude_columns) | list -%}
+    {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, data_columns, settings) -%}
+    {%- do dbt_tablestream.check_stream_reapply(stream, settings, columns) -%}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -34,7 +39,7 @@
   {#-- Key-ordered files of bounded size, never compacted: bin-packing would mix key ranges. --#}
   {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
-  {%- if not rebuild and stream.view is none -%}
+  {%- if empty -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
