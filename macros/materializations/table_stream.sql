@@ -38,15 +38,21 @@
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
-    {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
-    {%- call statement('create_tmp_relation') -%}
-      {{ create_temporary_view(tmp_relation, rows_sql) }}
-    {%- endcall -%}
-    {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
+    {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
+         of the output otherwise: the rows are appended straight from their select. --#}
+    {%- set compared = on_schema_change != 'ignore' or dbt_tablestream.stream_schema_change(stream) -%}
+    {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') if compared else none -%}
+    {%- if compared -%}
+      {%- call statement('create_tmp_relation') -%}
+        {{ create_temporary_view(tmp_relation, rows_sql) }}
+      {%- endcall -%}
+      {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
+    {%- endif -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
-    {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from ' ~ tmp_relation -%}
+    {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from '
+        ~ (tmp_relation if compared else '(' ~ rows_sql ~ ') as __tablestream_rows') -%}
     {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream.stream_compaction_due(stream.inputs)}) -%}
-    {%- do adapter.drop_relation(tmp_relation) -%}
+    {%- if compared -%}{%- do adapter.drop_relation(tmp_relation) -%}{%- endif -%}
   {%- endif -%}
 
   {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
