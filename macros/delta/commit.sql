@@ -36,7 +36,7 @@
   {%- for statement_sql in dbt_tablestream.stream_commit_close_sql(layout) -%}
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
-  {%- set history = run_query(dbt_tablestream.describe_history_sql(target, 50)).rows -%}
+  {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
   {%- set own = dbt_tablestream.own_commit(history, stream) -%}
   {%- if own is not none -%}
     {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.rows_written(load_result('main'), history, own)}) }}
@@ -51,6 +51,22 @@
       ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
       ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
       ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
+{% endmacro %}
+
+
+{#-- The target's newest commits after the write, read until they hold this run's own commit
+     (usually the newest) or reach 50 (stream_history_reads): a concurrent run's commit of the window
+     is among the 50 when Delta skipped this run's write. --#}
+{% macro history_with_own_commit(target, stream) %}
+  {%- set read = namespace(rows=[], done=false) -%}
+  {%- for limit in dbt_tablestream.stream_history_reads() if limit is not none and not read.done -%}
+    {%- set read.rows = run_query(dbt_tablestream.describe_history_sql(target, limit)).rows -%}
+    {%- set own = dbt_tablestream.own_commit(read.rows, stream) -%}
+    {#-- Found in the read's oldest row, the write itself could be older still (a compaction after it
+         carries its marker). --#}
+    {%- set read.done = read.rows | length < limit or (own is not none and own.commit_version > read.rows[-1]['version'] | int) -%}
+  {%- endfor -%}
+  {{ return(read.rows) }}
 {% endmacro %}
 
 

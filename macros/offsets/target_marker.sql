@@ -18,17 +18,28 @@
 {% endmacro %}
 
 
-{#-- spark__stream_target_marker for several streams, from one read of the recent history. --#}
+{#-- spark__stream_target_marker for several streams, usually from one read of the newest
+     commits: a stream's marker is in its target's newest commit unless something else wrote the
+     target since, so the read widens (stream_history_reads) only while a marker is missing and the
+     history goes on. DESCRIBE HISTORY opens one commit file per row. --#}
 {% macro spark__stream_target_markers(target, stream_names) %}
-  {%- set recent = 50 -%}
-  {%- set rows = run_query(dbt_tablestream.describe_history_sql(target, recent)).rows -%}
   {%- set markers = {} -%}
-  {%- for name in stream_names -%}{%- do markers.update({name: dbt_tablestream.find_marker(rows, name)}) -%}{%- endfor -%}
-  {%- if none in markers.values() and rows | length >= recent -%}
-    {%- set rows = run_query(dbt_tablestream.describe_history_sql(target, none)).rows -%}
+  {%- for name in stream_names -%}{%- do markers.update({name: none}) -%}{%- endfor -%}
+  {%- set read = namespace(whole=false) -%}
+  {%- for limit in dbt_tablestream.stream_history_reads() if none in markers.values() and not read.whole -%}
+    {%- set rows = run_query(dbt_tablestream.describe_history_sql(target, limit)).rows -%}
     {%- for name in stream_names if markers[name] is none -%}{%- do markers.update({name: dbt_tablestream.find_marker(rows, name)}) -%}{%- endfor -%}
-  {%- endif -%}
+    {%- set read.whole = limit is none or rows | length < limit -%}
+  {%- endfor -%}
   {{ return(markers) }}
+{% endmacro %}
+
+
+{#-- The LIMITs of the successive DESCRIBE HISTORY reads of a stream's target, widening while
+     what is sought (a marker, the run's own commit) is not yet found: the newest few commits,
+     then 50, then the whole history. --#}
+{% macro stream_history_reads() %}
+  {{ return([5, 50, none]) }}
 {% endmacro %}
 
 
