@@ -176,23 +176,29 @@ class ModelRender:
             yield statement("changelog_session", "select version()")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled = true")
-        yield statement("source_state", self.call("describe_detail_sql", self.source))
-        yield statement("source_state", self.call("describe_history_sql", self.source, 1))
-        yield statement("source_state", self.call("table_properties_sql", self.source))
-        if first and (start_at == "earliest" or (isinstance(start_at, dict) and "timestamp" in start_at)):
-            yield statement("source_state", self.call("describe_history_sql", self.source, None))
-        if first and isinstance(start_at, dict) and "timestamp" in start_at:
-            yield statement("source_state", self.call("timestamp_sql", start_at["timestamp"]))
         offsets = self.package["offsets_relation"]()
+        # The target's newest commits first (stream_history_reads): the marker is in the newest.
+        recent_target = self.call("stream_history_reads")[0]
         if not first:
             yield statement("offsets_read", self.call("read_stream_offset_sql", offsets, stream["stream"]))
-            yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
+            yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
+        # resolve_stream: the source's state in two statements, its history LIMIT chosen by the position.
+        whole_history = first and (start_at == "earliest" or (isinstance(start_at, dict) and "timestamp" in start_at))
+        recent = 1 if first and start_at in ("snapshot", "latest") else self.call("stream_recent_history")
+        yield statement("source_state", self.call("describe_detail_sql", self.source))
+        yield statement(
+            "source_state", self.call("describe_history_sql", self.source, None if whole_history else recent)
+        )
+        if first and isinstance(start_at, dict) and "timestamp" in start_at:
+            yield statement("source_state", self.call("timestamp_sql", start_at["timestamp"]))
         if stream["view"] is not None:
             if not stream["snapshot"]:
-                yield statement(
-                    "window_check",
-                    self.call("describe_history_sql", self.source, stream["through"] - stream["after"] + 1),
-                )
+                # The window's commits are among the recent rows unless it spans more versions.
+                if not whole_history and stream["through"] - stream["after"] + 1 > recent:
+                    yield statement(
+                        "window_check",
+                        self.call("describe_history_sql", self.source, stream["through"] - stream["after"] + 1),
+                    )
                 yield statement("window_check", self.call("retained_from_sql", "interval 1 week"))
             stream["view"] = self.call("window_relation_sql", self.source, stream)
         compiled = self.compiled_code(stream)
@@ -208,7 +214,7 @@ class ModelRender:
         steps = list(write)
         yield from steps[:-1]
         if mode != "overwrite":
-            yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
+            yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
         # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
         # (stream_compaction_due: the rendered stream has no logged runs).
         layout = {"max_rows_per_file": self.settings["max_rows_per_file"]} if materialized == "stream_merge" else {}
@@ -217,7 +223,7 @@ class ModelRender:
         yield steps[-1]
         for sql in self.call("stream_commit_close_sql", layout):
             yield statement("commit_close", sql)
-        yield statement("target_marker", self.call("describe_history_sql", self.this, 50))
+        yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
         row = self.call("offsets_row_sql", stream, 42)
         if first:  # later runs find the log in dbt's relation cache
             yield statement("offsets_append", self.call("offsets_log_create_sql", offsets, row))
@@ -290,9 +296,8 @@ class ModelRender:
         if first:
             yield statement("write", self.call("stream_write_sql", self.this, rows_sql, "overwrite", stream))
             return
-        temporary = self.context["make_temp_relation"](self.this)
-        yield statement("write_rows", self.context["create_temporary_view"](temporary, rows_sql))
-        select_sql = f"select {', '.join(self.output_columns)} from {temporary}"
+        # on_schema_change 'ignore' (the default) with no schema change: no view, the rows' own select.
+        select_sql = f"select {', '.join(self.output_columns)} from ({rows_sql}) as __tablestream_rows"
         group = self.call("stream_group", [stream])  # the materialization's stream: its inputs' group
         yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", group))
 

@@ -19,9 +19,6 @@ describe detail app.order_events;
 -- order_events_current: first_run / source_state
 describe history `app`.`order_events` limit 1;
 
--- order_events_current: first_run / source_state
-show tblproperties app.order_events;
-
 -- order_events_current: first_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
@@ -198,7 +195,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- order_events_current: first_run / target_marker
-describe history `analytics`.`order_events_current` limit 50;
+describe history `analytics`.`order_events_current` limit 5;
 
 -- order_events_current: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -237,15 +234,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- order_events_current: next_run / source_state
-describe detail app.order_events;
-
--- order_events_current: next_run / source_state
-describe history `app`.`order_events` limit 1;
-
--- order_events_current: next_run / source_state
-show tblproperties app.order_events;
-
 -- order_events_current: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -254,10 +242,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- order_events_current: next_run / target_marker
-describe history `analytics`.`order_events_current` limit 50;
+describe history `analytics`.`order_events_current` limit 5;
 
--- order_events_current: next_run / window_check
-describe history `app`.`order_events` limit 5;
+-- order_events_current: next_run / source_state
+describe detail app.order_events;
+
+-- order_events_current: next_run / source_state
+describe history `app`.`order_events` limit 10;
 
 -- order_events_current: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -417,7 +408,7 @@ when not matched then insert *
 when not matched by source and target.__tablestream_recorded_at < current_timestamp() - interval 7 days then delete;
 
 -- order_events_current: next_run / target_marker
-describe history `analytics`.`order_events_current` limit 50;
+describe history `analytics`.`order_events_current` limit 5;
 
 -- order_events_current: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_events_current__app_order_events/0;
@@ -531,7 +522,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- order_events_current: next_run / target_marker
-describe history `analytics`.`order_events_current` limit 50;
+describe history `analytics`.`order_events_current` limit 5;
 
 -- order_events_current: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

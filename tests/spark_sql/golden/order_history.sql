@@ -19,9 +19,6 @@ describe detail app.orders;
 -- order_history: first_run / source_state
 describe history `app`.`orders` limit 1;
 
--- order_history: first_run / source_state
-show tblproperties app.orders;
-
 -- order_history: first_run / model
 select * from (
   /* tablestream:window {"stream": "order_history__app_orders", "stream_id": "tablestream\/order_history__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_history__app_orders", "remedy": null} */
@@ -171,7 +168,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- order_history: first_run / target_marker
-describe history `analytics`.`order_history` limit 50;
+describe history `analytics`.`order_history` limit 5;
 
 -- order_history: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -210,15 +207,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- order_history: next_run / source_state
-describe detail app.orders;
-
--- order_history: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- order_history: next_run / source_state
-show tblproperties app.orders;
-
 -- order_history: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -227,10 +215,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- order_history: next_run / target_marker
-describe history `analytics`.`order_history` limit 50;
+describe history `analytics`.`order_history` limit 5;
 
--- order_history: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- order_history: next_run / source_state
+describe detail app.orders;
+
+-- order_history: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- order_history: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -311,7 +302,7 @@ select * from (
 ) as __tablestream_key_ranges;
 
 -- order_history: next_run / target_marker
-describe history `analytics`.`order_history` limit 50;
+describe history `analytics`.`order_history` limit 5;
 
 -- order_history: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_orders/0;
@@ -452,7 +443,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- order_history: next_run / target_marker
-describe history `analytics`.`order_history` limit 50;
+describe history `analytics`.`order_history` limit 5;
 
 -- order_history: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

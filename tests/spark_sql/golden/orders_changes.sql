@@ -19,9 +19,6 @@ describe detail app.orders;
 -- orders_changes: first_run / source_state
 describe history `app`.`orders` limit 1;
 
--- orders_changes: first_run / source_state
-show tblproperties app.orders;
-
 -- orders_changes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
@@ -86,7 +83,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_changes: first_run / target_marker
-describe history `analytics`.`orders_changes` limit 50;
+describe history `analytics`.`orders_changes` limit 5;
 
 -- orders_changes: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -125,15 +122,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- orders_changes: next_run / source_state
-describe detail app.orders;
-
--- orders_changes: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_changes: next_run / source_state
-show tblproperties app.orders;
-
 -- orders_changes: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -142,10 +130,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_changes: next_run / target_marker
-describe history `analytics`.`orders_changes` limit 50;
+describe history `analytics`.`orders_changes` limit 5;
 
--- orders_changes: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- orders_changes: next_run / source_state
+describe detail app.orders;
+
+-- orders_changes: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- orders_changes: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -177,9 +168,21 @@ from (
 ) as __tablestream_changes
 );
 
--- orders_changes: next_run / write_rows
-create or replace temporary view orders_changes__dbt_tmp as
+-- orders_changes: next_run / target_marker
+describe history `analytics`.`orders_changes` limit 5;
 
+-- orders_changes: next_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;
+
+-- orders_changes: next_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_changes: next_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes__app_orders", "tablestream.stream_id": "tablestream/orders_changes__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_changes__app_orders", "tablestream.stream_id": "tablestream/orders_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
+
+-- orders_changes: next_run / write
+insert into analytics.orders_changes
+select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp from (
 
 select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp
 from (
@@ -205,23 +208,7 @@ from (
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
-);
-
--- orders_changes: next_run / target_marker
-describe history `analytics`.`orders_changes` limit 50;
-
--- orders_changes: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;
-
--- orders_changes: next_run / commit_open
-set spark.databricks.delta.write.txnVersion = 9;
-
--- orders_changes: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_changes__app_orders", "tablestream.stream_id": "tablestream/orders_changes__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_changes__app_orders", "tablestream.stream_id": "tablestream/orders_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
-
--- orders_changes: next_run / write
-insert into analytics.orders_changes
-select order_id, customer, amount, status, __change_type, __commit_version, __commit_timestamp from orders_changes__dbt_tmp;
+)) as __tablestream_rows;
 
 -- orders_changes: next_run / commit_close
 reset spark.databricks.delta.write.txnAppId;
@@ -233,7 +220,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_changes: next_run / target_marker
-describe history `analytics`.`orders_changes` limit 50;
+describe history `analytics`.`orders_changes` limit 5;
 
 -- orders_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

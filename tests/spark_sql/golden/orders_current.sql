@@ -19,9 +19,6 @@ describe detail app.orders;
 -- orders_current: first_run / source_state
 describe history `app`.`orders` limit 1;
 
--- orders_current: first_run / source_state
-show tblproperties app.orders;
-
 -- orders_current: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -132,7 +129,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current: first_run / target_marker
-describe history `analytics`.`orders_current` limit 50;
+describe history `analytics`.`orders_current` limit 5;
 
 -- orders_current: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -171,15 +168,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- orders_current: next_run / source_state
-describe detail app.orders;
-
--- orders_current: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_current: next_run / source_state
-show tblproperties app.orders;
-
 -- orders_current: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -188,10 +176,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_current: next_run / target_marker
-describe history `analytics`.`orders_current` limit 50;
+describe history `analytics`.`orders_current` limit 5;
 
--- orders_current: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- orders_current: next_run / source_state
+describe detail app.orders;
+
+-- orders_current: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- orders_current: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -274,7 +265,7 @@ from (
 ) as __tablestream_key_ranges;
 
 -- orders_current: next_run / target_marker
-describe history `analytics`.`orders_current` limit 50;
+describe history `analytics`.`orders_current` limit 5;
 
 -- orders_current: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current__app_orders/0;
@@ -363,7 +354,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current: next_run / target_marker
-describe history `analytics`.`orders_current` limit 50;
+describe history `analytics`.`orders_current` limit 5;
 
 -- orders_current: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

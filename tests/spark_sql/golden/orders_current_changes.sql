@@ -28,9 +28,6 @@ describe detail app.orders;
 -- orders_current_changes: first_run / source_state
 describe history `app`.`orders` limit 1;
 
--- orders_current_changes: first_run / source_state
-show tblproperties app.orders;
-
 -- orders_current_changes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
@@ -141,7 +138,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current_changes: first_run / target_marker
-describe history `analytics`.`orders_current_changes` limit 50;
+describe history `analytics`.`orders_current_changes` limit 5;
 
 -- orders_current_changes: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -189,15 +186,6 @@ set spark.databricks.delta.changelogV2.enabled;
 -- orders_current_changes: next_run / changelog_session
 set spark.databricks.delta.changelogV2.enabled = true;
 
--- orders_current_changes: next_run / source_state
-describe detail app.orders;
-
--- orders_current_changes: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_current_changes: next_run / source_state
-show tblproperties app.orders;
-
 -- orders_current_changes: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -206,10 +194,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_current_changes: next_run / target_marker
-describe history `analytics`.`orders_current_changes` limit 50;
+describe history `analytics`.`orders_current_changes` limit 5;
 
--- orders_current_changes: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- orders_current_changes: next_run / source_state
+describe detail app.orders;
+
+-- orders_current_changes: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- orders_current_changes: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -292,7 +283,7 @@ from (
 ) as __tablestream_key_ranges;
 
 -- orders_current_changes: next_run / target_marker
-describe history `analytics`.`orders_current_changes` limit 50;
+describe history `analytics`.`orders_current_changes` limit 5;
 
 -- orders_current_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_changes__app_orders/0;
@@ -381,7 +372,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current_changes: next_run / target_marker
-describe history `analytics`.`orders_current_changes` limit 50;
+describe history `analytics`.`orders_current_changes` limit 5;
 
 -- orders_current_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

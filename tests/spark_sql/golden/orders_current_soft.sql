@@ -17,16 +17,7 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_current_soft: first_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_current_soft: first_run / source_state
-show tblproperties app.orders;
-
--- orders_current_soft: first_run / source_state
 describe history `app`.`orders`;
-
--- orders_current_soft: first_run / window_check
-describe history `app`.`orders` limit 9;
 
 -- orders_current_soft: first_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -168,7 +159,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current_soft: first_run / target_marker
-describe history `analytics`.`orders_current_soft` limit 50;
+describe history `analytics`.`orders_current_soft` limit 5;
 
 -- orders_current_soft: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -207,15 +198,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- orders_current_soft: next_run / source_state
-describe detail app.orders;
-
--- orders_current_soft: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_current_soft: next_run / source_state
-show tblproperties app.orders;
-
 -- orders_current_soft: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -224,10 +206,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_current_soft: next_run / target_marker
-describe history `analytics`.`orders_current_soft` limit 50;
+describe history `analytics`.`orders_current_soft` limit 5;
 
--- orders_current_soft: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- orders_current_soft: next_run / source_state
+describe detail app.orders;
+
+-- orders_current_soft: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- orders_current_soft: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -310,7 +295,7 @@ from (
 ) as __tablestream_key_ranges;
 
 -- orders_current_soft: next_run / target_marker
-describe history `analytics`.`orders_current_soft` limit 50;
+describe history `analytics`.`orders_current_soft` limit 5;
 
 -- orders_current_soft: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_soft__app_orders/0;
@@ -401,7 +386,7 @@ reset spark.databricks.delta.commitInfo.userMetadata;
 reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current_soft: next_run / target_marker
-describe history `analytics`.`orders_current_soft` limit 50;
+describe history `analytics`.`orders_current_soft` limit 5;
 
 -- orders_current_soft: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

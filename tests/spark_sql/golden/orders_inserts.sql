@@ -19,9 +19,6 @@ describe detail app.orders;
 -- orders_inserts: first_run / source_state
 describe history `app`.`orders` limit 1;
 
--- orders_inserts: first_run / source_state
-show tblproperties app.orders;
-
 -- orders_inserts: first_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
@@ -68,7 +65,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_inserts: first_run / target_marker
-describe history `analytics`.`orders_inserts` limit 50;
+describe history `analytics`.`orders_inserts` limit 5;
 
 -- orders_inserts: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -107,15 +104,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- orders_inserts: next_run / source_state
-describe detail app.orders;
-
--- orders_inserts: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_inserts: next_run / source_state
-show tblproperties app.orders;
-
 -- orders_inserts: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -124,10 +112,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_inserts: next_run / target_marker
-describe history `analytics`.`orders_inserts` limit 50;
+describe history `analytics`.`orders_inserts` limit 5;
 
--- orders_inserts: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- orders_inserts: next_run / source_state
+describe detail app.orders;
+
+-- orders_inserts: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- orders_inserts: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -161,9 +152,21 @@ from (
 )
 where amount > 0;
 
--- orders_inserts: next_run / write_rows
-create or replace temporary view orders_inserts__dbt_tmp as
+-- orders_inserts: next_run / target_marker
+describe history `analytics`.`orders_inserts` limit 5;
 
+-- orders_inserts: next_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
+
+-- orders_inserts: next_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_inserts: next_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
+
+-- orders_inserts: next_run / write
+insert into analytics.orders_inserts
+select order_id, amount, __change_type, __commit_version, __commit_timestamp from (
 
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
@@ -191,23 +194,7 @@ from (
 ) as __tablestream_changes
   where _change_type = 'insert'
 )
-where amount > 0;
-
--- orders_inserts: next_run / target_marker
-describe history `analytics`.`orders_inserts` limit 50;
-
--- orders_inserts: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
-
--- orders_inserts: next_run / commit_open
-set spark.databricks.delta.write.txnVersion = 9;
-
--- orders_inserts: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "new_orders", "tablestream.stream_id": "tablestream/new_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
-
--- orders_inserts: next_run / write
-insert into analytics.orders_inserts
-select order_id, amount, __change_type, __commit_version, __commit_timestamp from orders_inserts__dbt_tmp;
+where amount > 0) as __tablestream_rows;
 
 -- orders_inserts: next_run / commit_close
 reset spark.databricks.delta.write.txnAppId;
@@ -219,7 +206,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_inserts: next_run / target_marker
-describe history `analytics`.`orders_inserts` limit 50;
+describe history `analytics`.`orders_inserts` limit 5;
 
 -- orders_inserts: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

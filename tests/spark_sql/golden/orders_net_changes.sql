@@ -17,16 +17,7 @@ order by stream_name;
 describe detail app.orders;
 
 -- orders_net_changes: first_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_net_changes: first_run / source_state
-show tblproperties app.orders;
-
--- orders_net_changes: first_run / source_state
 describe history `app`.`orders`;
-
--- orders_net_changes: first_run / window_check
-describe history `app`.`orders` limit 9;
 
 -- orders_net_changes: first_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -159,7 +150,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_net_changes: first_run / target_marker
-describe history `analytics`.`orders_net_changes` limit 50;
+describe history `analytics`.`orders_net_changes` limit 5;
 
 -- orders_net_changes: first_run / offsets_append
 create table if not exists analytics.tablestream_offsets using delta partitioned by (stream_name) as
@@ -198,15 +189,6 @@ insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source
     '<invocation_id>' as invocation_id,
     current_timestamp() as committed_at;
 
--- orders_net_changes: next_run / source_state
-describe detail app.orders;
-
--- orders_net_changes: next_run / source_state
-describe history `app`.`orders` limit 1;
-
--- orders_net_changes: next_run / source_state
-show tblproperties app.orders;
-
 -- orders_net_changes: next_run / offsets_read
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
@@ -215,10 +197,13 @@ order by epoch desc, to_version desc nulls last, committed_at desc
 limit 1;
 
 -- orders_net_changes: next_run / target_marker
-describe history `analytics`.`orders_net_changes` limit 50;
+describe history `analytics`.`orders_net_changes` limit 5;
 
--- orders_net_changes: next_run / window_check
-describe history `app`.`orders` limit 5;
+-- orders_net_changes: next_run / source_state
+describe detail app.orders;
+
+-- orders_net_changes: next_run / source_state
+describe history `app`.`orders` limit 10;
 
 -- orders_net_changes: next_run / window_check
 select current_timestamp() - try_cast('interval 1 week' as interval) as retained_from, current_timestamp() as checked_at;
@@ -279,9 +264,21 @@ from (
 ) as __tablestream_changes
 )) as __tablestream_keys;
 
--- orders_net_changes: next_run / write_rows
-create or replace temporary view orders_net_changes__dbt_tmp as
-      with __tablestream_changes as (
+-- orders_net_changes: next_run / target_marker
+describe history `analytics`.`orders_net_changes` limit 5;
+
+-- orders_net_changes: next_run / commit_open
+set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
+
+-- orders_net_changes: next_run / commit_open
+set spark.databricks.delta.write.txnVersion = 9;
+
+-- orders_net_changes: next_run / commit_open
+set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
+
+-- orders_net_changes: next_run / write
+insert into analytics.orders_net_changes
+select order_id, status, __change_type, __commit_version from (with __tablestream_changes as (
   select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then 0 else 1 end as __tablestream_rank
   from (
 
@@ -324,23 +321,7 @@ union all
 select `order_id`, `status`, `__commit_version`,
   case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
 from __tablestream_ordered
-where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists);
-
--- orders_net_changes: next_run / target_marker
-describe history `analytics`.`orders_net_changes` limit 50;
-
--- orders_net_changes: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
-
--- orders_net_changes: next_run / commit_open
-set spark.databricks.delta.write.txnVersion = 9;
-
--- orders_net_changes: next_run / commit_open
-set spark.databricks.delta.commitInfo.userMetadata = `{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.invocation_id": "<invocation_id>", "tablestream.inputs": [{"tablestream.stream": "orders_net_changes__app_orders", "tablestream.stream_id": "tablestream/orders_net_changes__app_orders/0", "tablestream.epoch": 0, "tablestream.from": 5, "tablestream.to": 9, "tablestream.source": "app.orders", "tablestream.source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "tablestream.invocation_id": "<invocation_id>"}]}`;
-
--- orders_net_changes: next_run / write
-insert into analytics.orders_net_changes
-select order_id, status, __change_type, __commit_version from orders_net_changes__dbt_tmp;
+where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_rows;
 
 -- orders_net_changes: next_run / commit_close
 reset spark.databricks.delta.write.txnAppId;
@@ -352,7 +333,7 @@ reset spark.databricks.delta.write.txnVersion;
 reset spark.databricks.delta.commitInfo.userMetadata;
 
 -- orders_net_changes: next_run / target_marker
-describe history `analytics`.`orders_net_changes` limit 50;
+describe history `analytics`.`orders_net_changes` limit 5;
 
 -- orders_net_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)
