@@ -65,8 +65,7 @@
 
 
 {#-- The source's state from what was read of it: its `describe detail` row, its latest history
-     row, its table properties (none: those in the detail row's `properties`) and (for start_at
-     earliest) its history, newest first. Refuses a
+     row, its table properties and (for start_at earliest) its history, newest first. Refuses a
      source that is not Delta. Pure: the PySpark API renders it with its own reads.
      `earliest_change_version`: tracking (stream_tracking_property) is on now, and has been since
      the newest commit that set it, or since the oldest commit still in the log; none when
@@ -77,7 +76,6 @@
         "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
         ~ "Convert it with `CONVERT TO DELTA " ~ source ~ "` or stream a Delta table.") }}
   {%- endif -%}
-  {%- set properties = properties if properties is not none else dbt_tablestream.described_map(detail['properties']) or {} -%}
   {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}
   {%- set tracked = tracking is none or (properties.get(tracking, 'false') | string | lower) == 'true' -%}
   {%- set earliest = none -%}
