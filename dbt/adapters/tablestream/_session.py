@@ -11,7 +11,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -165,14 +166,57 @@ class LocalSpark:
                     logger.debug(f"tablestream: could not set {key}: {error}")
 
 
+def ivy_home(settings: Mapping[str, str]) -> Path:
+    return Path(settings.get("spark.jars.ivy", IVY_HOME)).expanduser()
+
+
 def delta_jars_cached(settings: Mapping[str, str]) -> bool:
     """Whether Spark's Ivy cache already holds delta-spark's jar, so the start fetches nothing."""
     packages = settings.get("spark.jars.packages")
     if not packages:
         return True
     group, artifact, version = packages.split(",")[0].split(":")
-    jars = Path(settings.get("spark.jars.ivy", IVY_HOME)).expanduser() / "jars"
-    return (jars / f"{group}_{artifact}-{version}.jar").exists()
+    return (ivy_home(settings) / "jars" / f"{group}_{artifact}-{version}.jar").exists()
+
+
+def resolved_marker(settings: Mapping[str, str]) -> Path | None:
+    """The file that says one start resolved these packages into the Ivy cache in full."""
+    packages = settings.get("spark.jars.packages")
+    if not packages:
+        return None
+    name = "".join(char if char.isalnum() or char in "._-" else "_" for char in packages)
+    return ivy_home(settings) / "tablestream" / f"{name}.resolved"
+
+
+@contextmanager
+def first_fetch_lock(settings: Mapping[str, str]) -> Iterator[None]:
+    """Hold a lock on the Ivy cache while a first start fetches the jars.
+
+    Two JVMs that resolve the same packages into an empty Ivy cache at once fail: one of them
+    reports `unresolved dependency: io.delta#delta-spark...: not found` while the other is still
+    downloading (seen with two dbt processes started together on a fresh machine). Starts after one
+    complete resolution read the cache concurrently without harm, so only they skip the lock."""
+    marker = resolved_marker(settings)
+    if marker is None or (marker.exists() and delta_jars_cached(settings)):
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: concurrent first starts stay the user's to avoid
+        yield
+        return
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    with open(marker.parent / "fetch.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.info("waiting for another process to finish fetching delta-spark's jars")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+            marker.touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def launch_jvm(settings: Mapping[str, str], log: Path) -> None:
@@ -215,7 +259,8 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
         logger.info(f"starting Spark{fetching}; its log: {log}")
     try:
         if launching:
-            launch_jvm(settings, log)
+            with first_fetch_lock(settings):
+                launch_jvm(settings, log)
         spark = builder.getOrCreate()
     except Exception as error:
         raise EngineStartError(
