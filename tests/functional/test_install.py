@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from dbt.adapters.tablestream._session import IVY_HOME, delta_package, recorded_jars_file
 from tests.functional.dbt_project_helper import PACKAGE_ROOT, DbtProject
 from tests.functional.local import dbt_process, local_profile
 from tests.functional.streams import StreamBench, stream_model
@@ -58,12 +59,8 @@ def test_a_project_installs_the_package_from_git_and_runs_a_stream(tmp_path: Pat
     assert [(row["from_version"], row["to_version"]) for row in bench.offsets()] == [(0, 0), (0, 1)]
 
 
-def test_the_local_profile_starts_spark_in_one_line_and_logs_the_rest(tmp_path: Path) -> None:
-    """Ivy's report of delta-spark's jars (about 80 lines) and Spark's own output go to the
-    warehouse's spark.log; dbt's output says in one line that Spark starts and where it logs."""
-    warehouse = tmp_path / "warehouse"
-    project = DbtProject(tmp_path / "project", warehouse, profile=local_profile(warehouse))
-    project.install_packages()
+def start_once(project: DbtProject, warehouse: Path) -> str:
+    """`dbt debug` in a process of its own (its connection test starts Spark); what it printed."""
     debug = dbt_process(project.root, {}, "debug")
     output, _ = debug.communicate(timeout=600)
     assert debug.returncode == 0, output
@@ -77,5 +74,32 @@ def test_the_local_profile_starts_spark_in_one_line_and_logs_the_rest(tmp_path: 
         "Using incubator modules",
     ):
         assert noise not in output, output
+    return output
+
+
+def test_the_local_profile_starts_spark_in_one_line_and_logs_the_rest(tmp_path: Path) -> None:
+    """Ivy's report of delta-spark's jars (about 80 lines) and Spark's own output go to the
+    warehouse's spark.log; dbt's output says in one line that Spark starts and where it logs. The
+    first start on an Ivy cache records the jars it resolved, and the next start uses them and
+    resolves nothing. The cache is a copy of the suite's, without its record, so nothing is fetched."""
+    ivy = tmp_path / "ivy"
+    for folder in ("cache", "jars"):
+        shutil.copytree(Path(IVY_HOME).expanduser() / folder, ivy / folder)
+    warehouse = tmp_path / "warehouse"
+    profile = local_profile(warehouse, server_side_parameters={"spark.jars.ivy": str(ivy)})
+    project = DbtProject(tmp_path / "project", warehouse, profile=profile)
+    project.install_packages()
+
+    start_once(project, warehouse)
     logged = (warehouse / "spark.log").read_text()
     assert "io.delta#delta-spark" in logged and ":: resolving dependencies" in logged
+    record = recorded_jars_file({"spark.jars.packages": delta_package(), "spark.jars.ivy": str(ivy)})
+    assert record is not None and record.is_file()
+    jars = record.read_text().splitlines()
+    assert any(Path(jar).name.startswith("io.delta_delta-spark_") for jar in jars), jars
+    assert all(Path(jar).is_relative_to(ivy / "jars") for jar in jars), jars
+
+    start_once(project, warehouse)
+    second = (warehouse / "spark.log").read_text()[len(logged) :]
+    assert second.strip(), "the second start logged nothing"
+    assert ":: resolving dependencies" not in second, second

@@ -1,6 +1,7 @@
-"""Two processes that start Spark into an empty Ivy cache take turns (`first_fetch_lock`): the
-second waits until the first has resolved the jars, and starts after one complete resolution no
-longer lock at all."""
+"""A start's Ivy resolution, shared safely: two processes that resolve delta-spark's packages take
+turns (`first_fetch_lock`), and a start reuses the jars an earlier start recorded
+(`with_recorded_jars`), which resolves nothing and takes no lock. tests/functional/test_install.py
+starts real Spark both ways."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from dbt.adapters.tablestream._session import delta_package, first_fetch_lock, resolved_marker
+from dbt.adapters.tablestream._session import (
+    delta_package,
+    first_fetch_lock,
+    recorded_jars_file,
+    with_recorded_jars,
+)
 
 HOLD_SECONDS = 3.0
 
@@ -26,14 +32,7 @@ with first_fetch_lock(settings):
 
 
 def settings_for(ivy: Path) -> dict[str, str]:
-    return {"spark.jars.packages": delta_package(), "spark.jars.ivy": str(ivy)}
-
-
-def cache_delta_jar(settings: dict[str, str]) -> None:
-    group, artifact, version = settings["spark.jars.packages"].split(":")
-    jars = Path(settings["spark.jars.ivy"]) / "jars"
-    jars.mkdir(parents=True, exist_ok=True)
-    (jars / f"{group}_{artifact}-{version}.jar").touch()
+    return {"spark.jars.packages": delta_package(), "spark.jars.ivy": str(ivy), "spark.app.name": "probe"}
 
 
 def start_second(settings: dict[str, str]) -> subprocess.Popen[str]:
@@ -51,60 +50,60 @@ def entered_at(second: subprocess.Popen[str]) -> tuple[float, str]:
     return float(output.strip().splitlines()[-1]), output
 
 
-def test_a_second_first_start_waits_for_the_first(tmp_path: Path) -> None:
+def record(settings: dict[str, str], jars: list[Path]) -> None:
+    for jar in jars:
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        jar.touch()
+    path = recorded_jars_file(settings)
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{jar}\n" for jar in jars))
+
+
+def test_a_second_resolution_waits_for_the_first(tmp_path: Path) -> None:
     settings = settings_for(tmp_path / "ivy")
-    marker = resolved_marker(settings)
-    assert marker is not None and not marker.exists()
     with first_fetch_lock(settings):
-        # The first start is resolving: the second process waits for all of it.
         second = start_second(settings)
         time.sleep(HOLD_SECONDS)
-        cache_delta_jar(settings)
         released = time.time()
     entered, output = entered_at(second)
-    assert entered >= released, "the second start went on while the first was still fetching"
+    assert entered >= released, "the second start resolved while the first was still fetching"
     assert "waiting for another process to finish fetching delta-spark's jars" in output
-    assert marker.exists()
 
 
-def test_a_failed_first_start_leaves_the_next_to_resolve(tmp_path: Path) -> None:
+def test_a_start_over_recorded_jars_resolves_nothing_and_takes_no_lock(tmp_path: Path) -> None:
     settings = settings_for(tmp_path / "ivy")
-    try:
-        with first_fetch_lock(settings):
-            raise RuntimeError("unresolved dependency")
-    except RuntimeError:
-        pass
-    marker = resolved_marker(settings)
-    assert marker is not None and not marker.exists()
-
-
-def test_starts_after_a_complete_resolution_do_not_wait(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path / "ivy")
-    with first_fetch_lock(settings):
-        cache_delta_jar(settings)
-    marker = resolved_marker(settings)
-    assert marker is not None
-    # The lock is held by someone else, yet a start over a resolved cache goes straight on.
-    with open(marker.parent / "fetch.lock", "a") as lock:
+    jars = [tmp_path / "ivy" / "jars" / "io.delta_delta-spark.jar", tmp_path / "ivy" / "jars" / "antlr.jar"]
+    record(settings, jars)
+    reused = with_recorded_jars(settings)
+    assert "spark.jars.packages" not in reused
+    assert reused["spark.jars"] == ",".join(str(jar) for jar in jars)
+    assert reused["spark.app.name"] == "probe"
+    # Someone holds the lock, yet this start goes straight on.
+    folder = tmp_path / "ivy" / "tablestream"
+    with open(folder / "fetch.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        entered, output = entered_at(start_second(settings))
-        assert entered < time.time()
-        assert "waiting" not in output
+        with first_fetch_lock(reused):
+            pass
 
 
-def test_an_emptied_jar_folder_takes_the_lock_again(tmp_path: Path) -> None:
+def test_a_record_naming_a_jar_no_longer_cached_is_not_used(tmp_path: Path) -> None:
     settings = settings_for(tmp_path / "ivy")
-    with first_fetch_lock(settings):
-        cache_delta_jar(settings)
-    for jar in (Path(settings["spark.jars.ivy"]) / "jars").iterdir():
-        jar.unlink()
-    marker = resolved_marker(settings)
-    assert marker is not None
-    with open(marker.parent / "fetch.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        second = start_second(settings)
-        time.sleep(HOLD_SECONDS)
-        released = time.time()
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    entered, _ = entered_at(second)
-    assert entered >= released
+    jars = [tmp_path / "ivy" / "jars" / "io.delta_delta-spark.jar", tmp_path / "ivy" / "jars" / "antlr.jar"]
+    record(settings, jars)
+    jars[1].unlink()
+    assert with_recorded_jars(settings) == settings
+
+
+def test_no_record_or_the_users_own_jars_leave_the_settings_as_they_are(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path / "ivy")
+    assert with_recorded_jars(settings) == settings
+    offline = {"spark.jars": "/jars/a.jar"}
+    assert recorded_jars_file(offline) is None and with_recorded_jars(offline) == offline
+
+
+def test_a_record_is_kept_per_package_version(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path / "ivy")
+    record(settings, [tmp_path / "ivy" / "jars" / "io.delta_delta-spark.jar"])
+    other = {**settings, "spark.jars.packages": settings["spark.jars.packages"] + "0"}
+    assert with_recorded_jars(other) == other

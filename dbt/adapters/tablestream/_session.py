@@ -179,25 +179,59 @@ def delta_jars_cached(settings: Mapping[str, str]) -> bool:
     return (ivy_home(settings) / "jars" / f"{group}_{artifact}-{version}.jar").exists()
 
 
-def resolved_marker(settings: Mapping[str, str]) -> Path | None:
-    """The file that says one start resolved these packages into the Ivy cache in full."""
+def recorded_jars_file(settings: Mapping[str, str]) -> Path | None:
+    """Where a start records the jar files Ivy resolved for these packages, in the Ivy cache."""
     packages = settings.get("spark.jars.packages")
     if not packages:
         return None
     name = "".join(char if char.isalnum() or char in "._-" else "_" for char in packages)
-    return ivy_home(settings) / "tablestream" / f"{name}.resolved"
+    return ivy_home(settings) / "tablestream" / f"{name}.jars"
+
+
+def with_recorded_jars(settings: Mapping[str, str]) -> dict[str, str]:
+    """The settings with the jars an earlier start resolved for the same packages as `spark.jars`.
+
+    Ivy resolves `spark.jars.packages` at every start, cache or not: about 2 s of each new dbt
+    process here (docs/local-profile.md, "Starting"). The record is used only while every jar it
+    names is still in the cache; otherwise Spark resolves again and the start records anew."""
+    record = recorded_jars_file(settings)
+    if record is None or not record.is_file():
+        return dict(settings)
+    jars = [line for line in record.read_text().splitlines() if line.strip()]
+    if not jars or not all(Path(jar).is_file() for jar in jars):
+        return dict(settings)
+    reused = {key: value for key, value in settings.items() if key != "spark.jars.packages"}
+    reused["spark.jars"] = ",".join(jars)
+    return reused
+
+
+def record_resolved_jars(settings: Mapping[str, str], spark: SparkSession) -> None:
+    """Record the jar files this start's Ivy resolution put on `spark.jars`, for later starts."""
+    record = recorded_jars_file(settings)
+    if record is None:
+        return
+    listed = spark.sparkContext.getConf().get("spark.jars", "") or ""
+    jars = [item.removeprefix("file://").removeprefix("file:") for item in listed.split(",") if item]
+    if not jars or not all(Path(jar).is_file() for jar in jars):
+        return
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        written = record.with_name(f"{record.name}.{os.getpid()}.tmp")
+        written.write_text("".join(f"{jar}\n" for jar in jars))
+        written.replace(record)
+    except OSError as error:  # a read-only cache: later starts resolve, as Spark does
+        logger.debug(f"tablestream: could not record the resolved jars in {record}: {error}")
 
 
 @contextmanager
 def first_fetch_lock(settings: Mapping[str, str]) -> Iterator[None]:
-    """Hold a lock on the Ivy cache while a first start fetches the jars.
+    """Hold a lock on the Ivy cache while Spark resolves `spark.jars.packages`.
 
     Two JVMs that resolve the same packages into an empty Ivy cache at once fail: one of them
     reports `unresolved dependency: io.delta#delta-spark...: not found` while the other is still
-    downloading (seen with two dbt processes started together on a fresh machine). Starts after one
-    complete resolution read the cache concurrently without harm, so only they skip the lock."""
-    marker = resolved_marker(settings)
-    if marker is None or (marker.exists() and delta_jars_cached(settings)):
+    downloading (seen with two dbt processes started together on a fresh machine). A start that
+    reuses recorded jars (`with_recorded_jars`) resolves nothing and takes no lock."""
+    if not settings.get("spark.jars.packages"):
         yield
         return
     try:
@@ -205,8 +239,9 @@ def first_fetch_lock(settings: Mapping[str, str]) -> Iterator[None]:
     except ImportError:  # no flock on this platform: concurrent first starts stay the user's to avoid
         yield
         return
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    with open(marker.parent / "fetch.lock", "a") as lock:
+    folder = ivy_home(settings) / "tablestream"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "fetch.lock", "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -214,7 +249,6 @@ def first_fetch_lock(settings: Mapping[str, str]) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
-            marker.touch()
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -242,7 +276,7 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    settings = session_settings(warehouse, overrides)
+    settings = with_recorded_jars(session_settings(warehouse, overrides))
     existing = SparkContext._active_spark_context
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in settings.items():
@@ -262,6 +296,8 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
             with first_fetch_lock(settings):
                 launch_jvm(settings, log)
         spark = builder.getOrCreate()
+        if launching:
+            record_resolved_jars(settings, spark)
     except Exception as error:
         raise EngineStartError(
             f"The local Spark session could not start: {error}. Spark's log: {log}. If delta-spark's jars could "

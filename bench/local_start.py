@@ -1,0 +1,99 @@
+"""Benchmark: a new process's local Spark start, resolving delta-spark's packages with Ivy against
+reusing the jars an earlier start recorded (docs/local-profile.md, "Starting").
+
+Each round starts two processes in turn, in an order rotated per round. Each starts the local
+profile's session (`LocalSpark.root`, the adapter's own start) on a warehouse of its own, then
+sends its first Delta statements (a CREATE TABLE AS SELECT of 10 rows and a DESCRIBE HISTORY):
+
+- `resolve`: Ivy resolves `spark.jars.packages`, from a copy of the Ivy cache whose record is
+  removed before each start (nothing is fetched: the copy holds every jar);
+- `recorded`: the start reads the record of an earlier start and passes `spark.jars`.
+
+    python bench/local_start.py                 # 5 rounds
+    python bench/local_start.py --rounds 3
+
+Writes bench/results/local_start.json; its last line is a RESULT line. Needs one earlier start on
+this machine (any dbt run on the local profile), so that the Ivy cache holds the jars.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+RESULTS = BENCH / "results"
+VARIANTS = ("resolve", "recorded")
+
+# The child process: what it measures it prints as one JSON line, last.
+CHILD = r"""
+import json, sys, tempfile, time
+from pathlib import Path
+began = time.monotonic()
+from dbt.adapters.tablestream._session import LocalSpark
+spark = LocalSpark.root(Path(tempfile.mkdtemp(prefix="local-start-")), json.loads(sys.argv[1]))
+started = time.monotonic()
+spark.sql("create table t using delta as select id from range(10)")
+spark.sql("describe history t limit 1").collect()
+print(json.dumps({"start_s": started - began, "first_statements_s": time.monotonic() - started}))
+"""
+
+
+def start(overrides: dict[str, str]) -> dict[str, float]:
+    ran = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(overrides)], capture_output=True, text=True, cwd=tempfile.gettempdir()
+    )
+    if ran.returncode != 0:
+        raise SystemExit(f"a start failed:\n{ran.stdout}\n{ran.stderr}")
+    return dict(json.loads(ran.stdout.strip().splitlines()[-1]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=RESULTS / "local_start.json")
+    args = parser.parse_args(argv)
+    from dbt.adapters.tablestream._session import IVY_HOME
+
+    ivy = Path(IVY_HOME).expanduser()
+    if not (ivy / "jars").is_dir():
+        raise SystemExit(f"{ivy / 'jars'} is missing: run any dbt command on the local profile once first")
+    copy = Path(tempfile.mkdtemp(prefix="local-start-ivy-"))
+    for folder in ("cache", "jars"):
+        shutil.copytree(ivy / folder, copy / folder)
+    overrides = {
+        "resolve": {"spark.jars.ivy": str(copy)},
+        "recorded": {},
+    }
+    runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
+    try:
+        for round_number in range(args.rounds):
+            order = VARIANTS[round_number % 2 :] + VARIANTS[: round_number % 2]
+            for variant in order:
+                shutil.rmtree(copy / "tablestream", ignore_errors=True)
+                runs[variant].append(start(overrides[variant]))
+                print(f"round {round_number + 1} {variant}: {runs[variant][-1]}", flush=True)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    medians: dict[str, Any] = {
+        variant: {key: round(statistics.median(run[key] for run in runs[variant]), 2) for key in runs[variant][0]}
+        for variant in VARIANTS
+    }
+    args.out.write_text(json.dumps({"rounds": args.rounds, "medians": medians, "runs": runs}, indent=2) + "\n")
+    print(
+        f"RESULT start_resolve_s={medians['resolve']['start_s']} start_recorded_s={medians['recorded']['start_s']}"
+        f" first_statements_resolve_s={medians['resolve']['first_statements_s']}"
+        f" first_statements_recorded_s={medians['recorded']['first_statements_s']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
