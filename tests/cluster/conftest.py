@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.local_cluster import LocalCluster, session_jars
+from dbt.adapters.tablestream._session import session_jars
+from tests.cluster.local_cluster import LocalCluster
 from tests.functional.local import shared_spark
 
 

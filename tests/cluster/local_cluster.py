@@ -25,10 +25,16 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree
 
-from dbt.adapters.tablestream._session import DELTA_SETTINGS, IVY_HOME, IVY_SETTINGS, LOOPBACK, SMALL_MACHINE_SETTINGS
+from dbt.adapters.tablestream._session import (
+    DELTA_SETTINGS,
+    IVY_HOME,
+    IVY_SETTINGS,
+    LOOPBACK,
+    SMALL_MACHINE_SETTINGS,
+    session_jars,
+)
 
 # The local profile's small-machine sizing, less what only a local-mode driver takes, plus what a
 # standalone cluster adds: executors sized for 2 cores.
@@ -84,12 +90,6 @@ def hive_llap_common_jar() -> str:
             partial.write_bytes(response.read())
         partial.replace(jar)
     return jar.as_posix()
-
-
-def session_jars(spark: Any) -> list[str]:
-    """The jar files a running SparkSession fetched for delta-spark (its resolved `spark.jars`)."""
-    listed = spark.sparkContext.getConf().get("spark.jars", "")
-    return [item.removeprefix("file://") for item in listed.split(",") if item]
 
 
 def resolved_delta_jars(workdir: Path) -> list[str]:

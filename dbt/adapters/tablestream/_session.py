@@ -191,7 +191,7 @@ def recorded_jars_file(settings: Mapping[str, str]) -> Path | None:
 def with_recorded_jars(settings: Mapping[str, str]) -> dict[str, str]:
     """The settings with the jars an earlier start resolved for the same packages as `spark.jars`.
 
-    Ivy resolves `spark.jars.packages` at every start, cache or not: about 2 s of each new dbt
+    Ivy resolves `spark.jars.packages` at every start, cache or not: about 4 s of each new dbt
     process here (docs/local-profile.md, "Starting"). The record is used only while every jar it
     names is still in the cache; otherwise Spark resolves again and the start records anew."""
     record = recorded_jars_file(settings)
@@ -205,13 +205,18 @@ def with_recorded_jars(settings: Mapping[str, str]) -> dict[str, str]:
     return reused
 
 
+def session_jars(spark: SparkSession) -> list[str]:
+    """The jar files on a running session's `spark.jars` (after a resolution, Ivy's)."""
+    listed = spark.sparkContext.getConf().get("spark.jars", "") or ""
+    return [item.removeprefix("file://").removeprefix("file:") for item in listed.split(",") if item]
+
+
 def record_resolved_jars(settings: Mapping[str, str], spark: SparkSession) -> None:
     """Record the jar files this start's Ivy resolution put on `spark.jars`, for later starts."""
     record = recorded_jars_file(settings)
     if record is None:
         return
-    listed = spark.sparkContext.getConf().get("spark.jars", "") or ""
-    jars = [item.removeprefix("file://").removeprefix("file:") for item in listed.split(",") if item]
+    jars = session_jars(spark)
     if not jars or not all(Path(jar).is_file() for jar in jars):
         return
     try:
