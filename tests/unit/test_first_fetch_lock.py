@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -79,12 +80,21 @@ def test_a_start_over_recorded_jars_resolves_nothing_and_takes_no_lock(tmp_path:
     assert "spark.jars.packages" not in reused
     assert reused["spark.jars"] == ",".join(str(jar) for jar in jars)
     assert reused["spark.app.name"] == "probe"
-    # Someone holds the lock, yet this start goes straight on.
+    # Someone holds the lock, yet this start goes straight on (a wait would outlive the join).
     folder = tmp_path / "ivy" / "tablestream"
     with open(folder / "fetch.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        with first_fetch_lock(reused):
-            pass
+        entered = threading.Event()
+
+        def start() -> None:
+            with first_fetch_lock(reused):
+                entered.set()
+
+        starting = threading.Thread(target=start, daemon=True)
+        starting.start()
+        starting.join(timeout=10)
+        assert entered.is_set(), "a start over recorded jars waited for the fetch lock"
+        fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def test_a_record_naming_a_jar_no_longer_cached_is_not_used(tmp_path: Path) -> None:
