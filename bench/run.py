@@ -911,13 +911,13 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="tablestream-bench-"))
     started = time.perf_counter()
     cold: dict[str, Any] | None = None
-    small: dict[str, Any] | None = None
+    small_window_results: dict[str, Any] | None = None
     try:
         # Before this process starts its own Spark session, so the new processes have the machine.
         if not args.skip_cold:
             cold = cold_start(work, args.rounds, log)
         if args.quick and mode == "run":
-            small = small_window(log)
+            small_window_results = small_window(log)
         bench = Bench(work)
         measurements: list[Measurement] = []
         # --scale keeps the sizes and patterns it does not measure from its results file, and writes
@@ -963,14 +963,14 @@ def main(argv: list[str] | None = None) -> int:
             statements = cold.get(f"{name}_statements")
             sent = f", {statements:.0f} statements ({cold[f'{name}_statement_s']:.1f} s)" if statements else ""
             log(f"  {name + '_s':<16}{cold[f'{name}_s']:7.2f} s{sent}")
-    small, large = min(table), max(table)
+    smallest, largest_size = min(table), max(table)
     for variant in ("stream_merge", "noop_stream") if mode == "run" else ("stream_merge",):
-        before, after = table[small][variant], table[large][variant]
+        before, after = table[smallest][variant], table[largest_size][variant]
         log(
-            f"peak RSS of {variant}, {small:,} -> {large:,} rows: JVM {before['jvm_rss_mb']:.0f} -> "
+            f"peak RSS of {variant}, {smallest:,} -> {largest_size:,} rows: JVM {before['jvm_rss_mb']:.0f} -> "
             f"{after['jvm_rss_mb']:.0f} MB, driver Python {before['python_rss_mb']:.0f} -> {after['python_rss_mb']:.0f} MB"
         )
-    line = result_line(table, cold) + (f" {small['result_fields']}" if small else "")
+    line = result_line(table, cold) + (f" {small_window_results['result_fields']}" if small_window_results else "")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -982,7 +982,7 @@ def main(argv: list[str] | None = None) -> int:
                 "medians": table,
                 "matrix": {str(fraction): by_size for fraction, by_size in matrix.items()},
                 "cold_start": cold,
-                "small_window": small,
+                "small_window": small_window_results,
                 "measurements": [m.__dict__ for m in measurements],
                 "result": line,
             },
