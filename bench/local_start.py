@@ -1,13 +1,18 @@
-"""Benchmark: a new process's local Spark start, resolving delta-spark's packages with Ivy against
-reusing the jars an earlier start recorded (docs/local-profile.md, "Starting").
+"""Benchmark: a new process's local Spark start, resolving delta-spark's packages with Ivy, reusing
+the jars an earlier start recorded, and mapping the class archive (docs/local-profile.md, "Starting").
 
-Each round starts two processes in turn, in an order rotated per round. Each starts the local
+Each round starts three processes in turn, in an order rotated per round. Each starts the local
 profile's session (`LocalSpark.root`, the adapter's own start) on a warehouse of its own, then
 sends its first Delta statements (a CREATE TABLE AS SELECT of 10 rows and a DESCRIBE HISTORY):
 
 - `resolve`: Ivy resolves `spark.jars.packages`, from a copy of the Ivy cache whose record is
   removed before each start (nothing is fetched: the copy holds every jar);
-- `recorded`: the start reads the record of an earlier start and passes `spark.jars`.
+- `recorded`: the start reads the record of an earlier start and passes `spark.jars`, with the
+  class archive turned off;
+- `archive`: the default, the recorded jars and the class archive, which one unmeasured start
+  wrote at its exit (its process's seconds, the dump included, are the JSON's `dump_start`).
+
+Each run's `process_s` is its process's wall time, from launch to exit.
 
     python bench/local_start.py                 # 5 rounds
     python bench/local_start.py --rounds 3
@@ -25,12 +30,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
-VARIANTS = ("resolve", "recorded")
+VARIANTS = ("resolve", "recorded", "archive")
 
 # The child process: what it measures it prints as one JSON line, last.
 CHILD = r"""
@@ -47,12 +53,13 @@ print(json.dumps({"start_s": started - began, "first_statements_s": time.monoton
 
 
 def start(overrides: dict[str, str]) -> dict[str, float]:
+    began = time.monotonic()
     ran = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(overrides)], capture_output=True, text=True, cwd=tempfile.gettempdir()
     )
     if ran.returncode != 0:
         raise SystemExit(f"a start failed:\n{ran.stdout}\n{ran.stderr}")
-    return dict(json.loads(ran.stdout.strip().splitlines()[-1]))
+    return {**json.loads(ran.stdout.strip().splitlines()[-1]), "process_s": time.monotonic() - began}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=RESULTS / "local_start.json")
     args = parser.parse_args(argv)
+    from dbt.adapters.tablestream._class_archive import CLASS_ARCHIVE_SETTING
     from dbt.adapters.tablestream._session import IVY_HOME
 
     ivy = Path(IVY_HOME).expanduser()
@@ -68,14 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     copy = Path(tempfile.mkdtemp(prefix="local-start-ivy-"))
     for folder in ("cache", "jars"):
         shutil.copytree(ivy / folder, copy / folder)
-    overrides = {
+    overrides: dict[str, dict[str, str]] = {
         "resolve": {"spark.jars.ivy": str(copy)},
-        "recorded": {},
+        "recorded": {CLASS_ARCHIVE_SETTING: "false"},
+        "archive": {},
     }
     runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
+    for archive in (ivy / "tablestream").glob("classes-*.jsa"):
+        archive.unlink()
+    dump_start = start(overrides["archive"])
+    print(f"the start that writes the class archive: {dump_start}", flush=True)
     try:
         for round_number in range(args.rounds):
-            order = VARIANTS[round_number % 2 :] + VARIANTS[: round_number % 2]
+            order = VARIANTS[round_number % 3 :] + VARIANTS[: round_number % 3]
             for variant in order:
                 shutil.rmtree(copy / "tablestream", ignore_errors=True)
                 runs[variant].append(start(overrides[variant]))
@@ -86,12 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         variant: {key: round(statistics.median(run[key] for run in runs[variant]), 2) for key in runs[variant][0]}
         for variant in VARIANTS
     }
-    args.out.write_text(json.dumps({"rounds": args.rounds, "medians": medians, "runs": runs}, indent=2) + "\n")
-    print(
-        f"RESULT start_resolve_s={medians['resolve']['start_s']} start_recorded_s={medians['recorded']['start_s']}"
-        f" first_statements_resolve_s={medians['resolve']['first_statements_s']}"
-        f" first_statements_recorded_s={medians['recorded']['first_statements_s']}"
-    )
+    document = {"rounds": args.rounds, "medians": medians, "dump_start": dump_start, "runs": runs}
+    args.out.write_text(json.dumps(document, indent=2) + "\n")
+    fields = [
+        f"{figure}_{variant}_s={medians[variant][f'{figure}_s']}"
+        for figure in ("start", "first_statements", "process")
+        for variant in VARIANTS
+    ]
+    print("RESULT " + " ".join(fields) + f" dump_process_s={dump_start['process_s']:.2f}")
     return 0
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
 
+from dbt.adapters.tablestream._class_archive import DYNAMIC_ARCHIVE_MAGIC
 from dbt.adapters.tablestream._session import IVY_HOME, delta_package, recorded_jars_file
 from tests.functional.dbt_project_helper import PACKAGE_ROOT, DbtProject
 from tests.functional.local import dbt_process, local_profile
@@ -81,12 +83,16 @@ def test_the_local_profile_starts_spark_in_one_line_and_logs_the_rest(tmp_path: 
     """Ivy's report of delta-spark's jars (about 80 lines) and Spark's own output go to the
     warehouse's spark.log; dbt's output says in one line that Spark starts and where it logs. The
     first start on an Ivy cache records the jars it resolved, and the next start uses them and
-    resolves nothing. The cache is a copy of the suite's, without its record, so nothing is fetched."""
+    resolves nothing; that process writes the class archive at its exit, and the start after it
+    loads Delta's classes from the archive. A file in the archive's place that is not one is
+    replaced. The cache is a copy of the suite's, without its record, so nothing is fetched."""
     ivy = tmp_path / "ivy"
     for folder in ("cache", "jars"):
         shutil.copytree(Path(IVY_HOME).expanduser() / folder, ivy / folder)
     warehouse = tmp_path / "warehouse"
-    profile = local_profile(warehouse, server_side_parameters={"spark.jars.ivy": str(ivy)})
+    loaded = tmp_path / "classes.log"
+    parameters = {"spark.jars.ivy": str(ivy), "spark.driver.extraJavaOptions": f"-Xlog:class+load=info:file={loaded}"}
+    profile = local_profile(warehouse, server_side_parameters=parameters)
     project = DbtProject(tmp_path / "project", warehouse, profile=profile)
     project.install_packages()
 
@@ -103,3 +109,22 @@ def test_the_local_profile_starts_spark_in_one_line_and_logs_the_rest(tmp_path: 
     second = (warehouse / "spark.log").read_text()[len(logged) :]
     assert second.strip(), "the second start logged nothing"
     assert ":: resolving dependencies" not in second, second
+
+    archives = list((ivy / "tablestream").glob("classes-*.jsa"))
+    assert len(archives) == 1, archives
+    magic = DYNAMIC_ARCHIVE_MAGIC.to_bytes(4, sys.byteorder)
+    assert archives[0].read_bytes()[:4] == magic
+    extension = "io.delta.sql.DeltaSparkSessionExtension"
+    assert f"{extension} source: jar:" in loaded.read_text() or f"{extension} source: file:" in loaded.read_text()
+
+    start_once(project, warehouse)
+    assert f"{extension} source: shared objects file (top)" in loaded.read_text()
+
+    # Replaced, not written over: the JVM of the process before may still be exiting with the
+    # archive mapped, and a file truncated under a mapping kills it (SIGBUS).
+    damaged = archives[0].with_name("damaged.tmp")
+    damaged.write_bytes(b"not an archive")
+    damaged.replace(archives[0])
+    start_once(project, warehouse)
+    assert f"{extension} source: shared objects file" not in loaded.read_text()
+    assert archives[0].read_bytes()[:4] == magic, "the file that was not an archive is dumped anew"

@@ -7,6 +7,7 @@ No SQL is sent from here: every statement comes from dbt-spark's macros and the 
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.tablestream import _class_archive
 from dbt.adapters.tablestream._java import require_java
 from dbt_tablestream.exceptions import EngineStartError
 
@@ -271,9 +273,26 @@ def launch_jvm(settings: Mapping[str, str], log: Path) -> None:
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
+def launch_jvm_with_archive(settings: Mapping[str, str], log: Path, archive: Path | None) -> dict[str, str]:
+    """Launch the JVM with the class archive's options; if it does not start with them (a damaged
+    archive, a JVM without the option), drop the archive and launch once more without them.
+    Returns the settings the JVM runs with."""
+    try:
+        launch_jvm(settings, log)
+        return dict(settings)
+    except Exception as error:
+        if archive is None:
+            raise
+        logger.debug(f"tablestream: Spark did not start with the class archive {archive} ({error}); without it")
+        archive.unlink(missing_ok=True)
+        plain = _class_archive.without_archive(settings, archive)
+        launch_jvm(plain, log)
+        return plain
+
+
 def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession:
     """Start (or join) this process's SparkSession with delta-spark configured for ``warehouse``."""
-    require_java()
+    java = require_java()
     warehouse = check_warehouse(warehouse)
     # Workers must run the interpreter that runs dbt.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -283,12 +302,12 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
 
     settings = with_recorded_jars(session_settings(warehouse, overrides))
     existing = SparkContext._active_spark_context
-    builder = SparkSession.builder.enableHiveSupport()
-    for key, value in settings.items():
-        builder = builder.config(key, value)
     log = warehouse / JVM_LOG
     # A process whose earlier session stopped keeps its JVM; only a first start launches one.
     launching = existing is None and SparkContext._gateway is None
+    archive = _class_archive.archive_file(settings, ivy_home(settings) / "tablestream", java) if launching else None
+    if archive is not None:
+        settings = _class_archive.with_archive(settings, archive)
     if launching:
         fetching = (
             ""
@@ -299,10 +318,18 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
     try:
         if launching:
             with first_fetch_lock(settings):
-                launch_jvm(settings, log)
+                settings = launch_jvm_with_archive(settings, log, archive)
+        builder = SparkSession.builder.enableHiveSupport()
+        for key, value in settings.items():
+            builder = builder.config(key, value)
         spark = builder.getOrCreate()
         if launching:
             record_resolved_jars(settings, spark)
+            if archive is not None and _class_archive.records_dump_info(settings):
+                logger.info(
+                    f"this process writes Spark's class archive at its exit (once), for faster starts: {archive}"
+                )
+                atexit.register(_class_archive.dump, spark, archive)
     except Exception as error:
         raise EngineStartError(
             f"The local Spark session could not start: {error}. Spark's log: {log}. If delta-spark's jars could "

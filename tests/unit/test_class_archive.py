@@ -1,0 +1,111 @@
+"""The local session's class archive, without a JVM: which archive a start uses, the options it
+starts with, and what it does with a file that is not an archive. tests/functional/test_install.py
+starts real Spark with it: the dump at exit, and the next start mapping it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from dbt.adapters.tablestream import _class_archive
+from dbt.adapters.tablestream._class_archive import (
+    ARCHIVE_FLAG,
+    CLASS_ARCHIVE_SETTING,
+    DYNAMIC_ARCHIVE_MAGIC,
+    RECORD_FLAG,
+    archive_file,
+    prune,
+    records_dump_info,
+    with_archive,
+    without_archive,
+)
+
+
+def jars(tmp_path: Path, *names: str) -> list[Path]:
+    folder = tmp_path / "jars"
+    folder.mkdir(exist_ok=True)
+    made = []
+    for name in names:
+        (folder / name).write_bytes(name.encode())
+        made.append(folder / name)
+    return made
+
+
+def java(tmp_path: Path) -> Path:
+    binary = tmp_path / "java"
+    binary.write_text("#!/bin/sh\n")
+    return binary
+
+
+def test_a_start_that_resolves_packages_or_opts_out_uses_no_archive(tmp_path: Path) -> None:
+    delta = jars(tmp_path, "delta.jar")
+    folder = tmp_path / "ivy" / "tablestream"
+    assert archive_file({"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.4.0"}, folder, java(tmp_path)) is None
+    settings = {"spark.jars": str(delta[0]), CLASS_ARCHIVE_SETTING: "false"}
+    assert archive_file(settings, folder, java(tmp_path)) is None
+
+
+def test_the_archive_is_named_by_the_class_path_java_and_heap(tmp_path: Path) -> None:
+    delta, storage = jars(tmp_path, "delta.jar", "storage.jar")
+    binary, folder = java(tmp_path), tmp_path / "ivy" / "tablestream"
+    settings = {"spark.jars": f"{delta},{storage}", "spark.driver.memory": "4g"}
+    first = archive_file(settings, folder, binary)
+    assert first is not None and first.parent == folder and first.name.startswith("classes-")
+    assert archive_file(settings, folder, binary) == first, "the same install names the same archive"
+    assert archive_file({**settings, "spark.driver.memory": "48g"}, folder, binary) != first
+    assert archive_file({**settings, "spark.driver.extraJavaOptions": "-Xss4m"}, folder, binary) != first
+    other_warehouse = {**settings, "spark.driver.extraJavaOptions": "-Dderby.system.home=/elsewhere"}
+    assert archive_file(other_warehouse, folder, binary) == first, "system properties do not name an archive"
+    assert archive_file({**settings, "spark.jars": str(delta)}, folder, binary) != first
+    storage.write_bytes(b"a newer jar")
+    assert archive_file(settings, folder, binary) != first, "a replaced jar gets an archive of its own"
+    storage.unlink()
+    assert archive_file(settings, folder, binary) is None, "a missing jar: no archive, Spark reports it"
+
+
+def test_a_start_without_an_archive_records_what_a_dump_needs(tmp_path: Path) -> None:
+    (delta,) = jars(tmp_path, "delta.jar")
+    archive = tmp_path / "classes-x.jsa"
+    settings = {"spark.jars": str(delta), "spark.driver.extraJavaOptions": "-Dderby.system.home=/w"}
+    started = with_archive(settings, archive)
+    assert started["spark.driver.extraJavaOptions"] == f"-Dderby.system.home=/w {RECORD_FLAG}"
+    assert records_dump_info(started)
+    assert without_archive(started, archive)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/w"
+
+
+def test_a_start_with_an_archive_maps_it(tmp_path: Path) -> None:
+    (delta,) = jars(tmp_path, "delta.jar")
+    archive = tmp_path / "classes-x.jsa"
+    archive.write_bytes(DYNAMIC_ARCHIVE_MAGIC.to_bytes(4, sys.byteorder) + b"\0" * 64)
+    started = with_archive({"spark.jars": str(delta)}, archive)
+    assert started["spark.driver.extraJavaOptions"] == f"{ARCHIVE_FLAG}{archive}"
+    assert not records_dump_info(started)
+    assert without_archive(started, archive)["spark.driver.extraJavaOptions"] == ""
+
+
+def test_a_file_that_is_not_an_archive_is_deleted_and_dumped_again(tmp_path: Path) -> None:
+    (delta,) = jars(tmp_path, "delta.jar")
+    archive = tmp_path / "classes-x.jsa"
+    archive.write_bytes(b"not an archive at all")
+    started = with_archive({"spark.jars": str(delta)}, archive)
+    assert records_dump_info(started)
+    assert not archive.exists()
+
+
+def test_prune_keeps_the_newest_archives(tmp_path: Path) -> None:
+    made = []
+    for index in range(5):
+        archive = tmp_path / f"classes-{index}.jsa"
+        archive.write_bytes(b"x")
+        os.utime(archive, (1_000_000 + index, 1_000_000 + index))
+        made.append(archive)
+    left, dumping = tmp_path / "classes-0.jsa.123.tmp", tmp_path / "classes-9.jsa.456.tmp"
+    left.write_bytes(b"x")
+    os.utime(left, (1_000_000, 1_000_000))
+    dumping.write_bytes(b"x")
+    prune(made[-1])
+    assert sorted(path.name for path in tmp_path.glob("classes-*.jsa")) == [
+        path.name for path in made[-_class_archive.KEPT_ARCHIVES :]
+    ]
+    assert not left.exists() and dumping.exists(), "an old leftover goes, a dump in progress stays"
