@@ -5,6 +5,7 @@ starts real Spark with it: the dump at exit, and the next start mapping it."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -100,12 +101,19 @@ def test_prune_keeps_the_newest_archives(tmp_path: Path) -> None:
         archive.write_bytes(b"x")
         os.utime(archive, (1_000_000 + index, 1_000_000 + index))
         made.append(archive)
-    left, dumping = tmp_path / "classes-0.jsa.123.tmp", tmp_path / "classes-9.jsa.456.tmp"
-    left.write_bytes(b"x")
-    os.utime(left, (1_000_000, 1_000_000))
-    dumping.write_bytes(b"x")
     prune(made[-1])
     assert sorted(path.name for path in tmp_path.glob("classes-*.jsa")) == [
         path.name for path in made[-_class_archive.KEPT_ARCHIVES :]
     ]
-    assert not left.exists() and dumping.exists(), "an old leftover goes, a dump in progress stays"
+
+
+def test_a_start_removes_what_a_stopped_dump_left(tmp_path: Path) -> None:
+    (delta,) = jars(tmp_path, "delta.jar")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / f"classes-x.jsa.{int(gone.stdout)}.tmp"
+    dumping = tmp_path / f"classes-x.jsa.{os.getpid()}.tmp"
+    for temporary in (left, dumping):
+        temporary.write_bytes(b"x")
+    with_archive({"spark.jars": str(delta)}, tmp_path / "classes-x.jsa")
+    assert not left.exists(), "the file of a process that is gone is removed"
+    assert dumping.exists(), "a dump in progress is left alone"
