@@ -42,27 +42,28 @@ def java(tmp_path: Path) -> Path:
 def test_a_start_that_resolves_packages_or_opts_out_uses_no_archive(tmp_path: Path) -> None:
     delta = jars(tmp_path, "delta.jar")
     folder = tmp_path / "ivy" / "tablestream"
-    assert archive_file({"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.4.0"}, folder, java(tmp_path)) is None
+    resolving = {"spark.jars.packages": "io.delta:delta-spark_4.2_2.13:4.4.0"}
+    assert archive_file(resolving, folder, java(tmp_path), []) is None
     settings = {"spark.jars": str(delta[0]), CLASS_ARCHIVE_SETTING: "false"}
-    assert archive_file(settings, folder, java(tmp_path)) is None
+    assert archive_file(settings, folder, java(tmp_path), [str(delta[0])]) is None
 
 
 def test_the_archive_is_named_by_the_class_path_java_and_heap(tmp_path: Path) -> None:
     delta, storage = jars(tmp_path, "delta.jar", "storage.jar")
     binary, folder = java(tmp_path), tmp_path / "ivy" / "tablestream"
-    settings = {"spark.jars": f"{delta},{storage}", "spark.driver.memory": "4g"}
-    first = archive_file(settings, folder, binary)
+    settings, both = {"spark.driver.memory": "4g"}, [str(delta), str(storage)]
+    first = archive_file(settings, folder, binary, both)
     assert first is not None and first.parent == folder and first.name.startswith("classes-")
-    assert archive_file(settings, folder, binary) == first, "the same install names the same archive"
-    assert archive_file({**settings, "spark.driver.memory": "48g"}, folder, binary) != first
-    assert archive_file({**settings, "spark.driver.extraJavaOptions": "-Xss4m"}, folder, binary) != first
+    assert archive_file(settings, folder, binary, both) == first, "the same install names the same archive"
+    assert archive_file({**settings, "spark.driver.memory": "48g"}, folder, binary, both) != first
+    assert archive_file({**settings, "spark.driver.extraJavaOptions": "-Xss4m"}, folder, binary, both) != first
     other_warehouse = {**settings, "spark.driver.extraJavaOptions": "-Dderby.system.home=/elsewhere"}
-    assert archive_file(other_warehouse, folder, binary) == first, "system properties do not name an archive"
-    assert archive_file({**settings, "spark.jars": str(delta)}, folder, binary) != first
+    assert archive_file(other_warehouse, folder, binary, both) == first, "system properties do not name an archive"
+    assert archive_file(settings, folder, binary, [str(delta)]) != first
     storage.write_bytes(b"a newer jar")
-    assert archive_file(settings, folder, binary) != first, "a replaced jar gets an archive of its own"
+    assert archive_file(settings, folder, binary, both) != first, "a replaced jar gets an archive of its own"
     storage.unlink()
-    assert archive_file(settings, folder, binary) is None, "a missing jar: no archive, Spark reports it"
+    assert archive_file(settings, folder, binary, both) is None, "a missing jar: no archive, Spark reports it"
 
 
 def test_a_start_without_an_archive_records_what_a_dump_needs(tmp_path: Path) -> None:
@@ -72,7 +73,7 @@ def test_a_start_without_an_archive_records_what_a_dump_needs(tmp_path: Path) ->
     started = with_archive(settings, archive)
     assert started["spark.driver.extraJavaOptions"] == f"-Dderby.system.home=/w {RECORD_FLAG}"
     assert records_dump_info(started)
-    assert without_archive(started, archive)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/w"
+    assert without_archive(started)["spark.driver.extraJavaOptions"] == "-Dderby.system.home=/w"
 
 
 def test_a_start_with_an_archive_maps_it(tmp_path: Path) -> None:
@@ -82,7 +83,7 @@ def test_a_start_with_an_archive_maps_it(tmp_path: Path) -> None:
     started = with_archive({"spark.jars": str(delta)}, archive)
     assert started["spark.driver.extraJavaOptions"] == f"{ARCHIVE_FLAG}{archive}"
     assert not records_dump_info(started)
-    assert without_archive(started, archive)["spark.driver.extraJavaOptions"] == ""
+    assert without_archive(started)["spark.driver.extraJavaOptions"] == ""
 
 
 def test_a_file_that_is_not_an_archive_is_deleted_and_dumped_again(tmp_path: Path) -> None:

@@ -43,13 +43,10 @@ def spark_jars_folder() -> Path:
     return Path(_find_spark_home()) / "jars"
 
 
-def listed(value: str | None) -> list[str]:
-    return [item.removeprefix("file://").removeprefix("file:") for item in (value or "").split(",") if item]
-
-
-def archive_file(settings: Mapping[str, str], folder: Path, java: Path) -> Path | None:
-    """The archive for this JVM's class path, or None where none applies: the setting is off, or
-    this start still resolves `spark.jars.packages` (its class path is known only afterwards).
+def archive_file(settings: Mapping[str, str], folder: Path, java: Path, jars: list[str]) -> Path | None:
+    """The archive for this JVM's class path (pyspark's jars and `jars`, the files on `spark.jars`),
+    or None where none applies: the setting is off, or this start still resolves
+    `spark.jars.packages` (its class path is known only afterwards).
 
     The name is a digest of what the JVM checks an archive against (the java binary, every jar on
     the class path with its size and time, the heap size that picks the base archive) and of the
@@ -66,8 +63,7 @@ def archive_file(settings: Mapping[str, str], folder: Path, java: Path) -> Path 
         option for option in settings.get("spark.driver.extraJavaOptions", "").split() if option.startswith("-X")
     ]
     digest.update(f"{settings.get('spark.driver.memory', '')}\n{' '.join(options)}\n".encode())
-    jars = sorted(spark_jars_folder().glob("*.jar")) + [Path(jar) for jar in listed(settings.get("spark.jars"))]
-    for jar in jars:
+    for jar in sorted(spark_jars_folder().glob("*.jar")) + [Path(jar) for jar in jars]:
         try:
             stat = jar.stat()
         except OSError:
@@ -102,7 +98,7 @@ def usable(archive: Path) -> bool:
     return False
 
 
-def without_archive(settings: Mapping[str, str], archive: Path) -> dict[str, str]:
+def without_archive(settings: Mapping[str, str]) -> dict[str, str]:
     """The settings `with_archive` started from, for a retry after a start that failed with them."""
     options = settings.get("spark.driver.extraJavaOptions", "").split()
     kept = [option for option in options if option != RECORD_FLAG and not option.startswith(ARCHIVE_FLAG)]

@@ -207,10 +207,14 @@ def with_recorded_jars(settings: Mapping[str, str]) -> dict[str, str]:
     return reused
 
 
+def jar_files(listed: str | None) -> list[str]:
+    """The files a `spark.jars` value lists (Spark writes them as `file:` URIs once it runs)."""
+    return [item.removeprefix("file://").removeprefix("file:") for item in (listed or "").split(",") if item]
+
+
 def session_jars(spark: SparkSession) -> list[str]:
     """The jar files on a running session's `spark.jars` (after a resolution, Ivy's)."""
-    listed = spark.sparkContext.getConf().get("spark.jars", "") or ""
-    return [item.removeprefix("file://").removeprefix("file:") for item in listed.split(",") if item]
+    return jar_files(spark.sparkContext.getConf().get("spark.jars", ""))
 
 
 def record_resolved_jars(settings: Mapping[str, str], spark: SparkSession) -> None:
@@ -285,7 +289,7 @@ def launch_jvm_with_archive(settings: Mapping[str, str], log: Path, archive: Pat
             raise
         logger.debug(f"tablestream: Spark did not start with the class archive {archive} ({error}); without it")
         archive.unlink(missing_ok=True)
-        plain = _class_archive.without_archive(settings, archive)
+        plain = _class_archive.without_archive(settings)
         launch_jvm(plain, log)
         return plain
 
@@ -305,7 +309,13 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
     log = warehouse / JVM_LOG
     # A process whose earlier session stopped keeps its JVM; only a first start launches one.
     launching = existing is None and SparkContext._gateway is None
-    archive = _class_archive.archive_file(settings, ivy_home(settings) / "tablestream", java) if launching else None
+    archive = (
+        _class_archive.archive_file(
+            settings, ivy_home(settings) / "tablestream", java, jar_files(settings.get("spark.jars"))
+        )
+        if launching
+        else None
+    )
     if archive is not None:
         settings = _class_archive.with_archive(settings, archive)
     if launching:
