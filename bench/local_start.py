@@ -10,7 +10,8 @@ sends its first Delta statements (a CREATE TABLE AS SELECT of 10 rows and a DESC
 - `recorded`: the start reads the record of an earlier start and passes `spark.jars`, with the
   class archive turned off;
 - `archive`: the default, the recorded jars and the class archive, which one unmeasured start
-  wrote at its exit (its process's seconds, the dump included, are the JSON's `dump_start`).
+  wrote at its exit after the Ivy cache's archives were deleted (its process's seconds, the dump
+  included, are the JSON's `dump_start`).
 
 Each run's `process_s` is its process's wall time, from launch to exit.
 
