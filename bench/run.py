@@ -94,6 +94,52 @@ MODE_VARIANTS = {
 FILE_ROWS = 250_000
 
 
+def source_statements(rows: int, row_tracking: bool = False, bounded: bool = False) -> list[str]:
+    """The statements that create `app.src` (its schema exists) with `rows` rows and the change
+    feed on. With `bounded`, it is written in key order in files of FILE_ROWS rows with deletion
+    vectors on (so changing it stays cheap at any size)."""
+    properties = ["'delta.enableChangeDataFeed' = 'true'"]
+    properties += ["'delta.enableRowTracking' = 'true'"] if row_tracking else []
+    properties += ["'delta.enableDeletionVectors' = 'true'"] if bounded else []
+    rows_sql = (
+        "select id, concat('c', cast(id % 100 as string)) as category, cast(id % 1000 as double) / 10 as amount, "
+        f"timestamp '2026-01-01 00:00:00' as updated_at from range({rows})"
+    )
+    return [
+        "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
+        f"tblproperties ({', '.join(properties)})",
+        *([f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}"] if bounded else []),
+        f"insert into app.src {rows_sql}{' order by id' if bounded else ''}",
+        *(["reset spark.sql.files.maxRecordsPerFile"] if bounded else []),
+    ]
+
+
+def change_statements(rows: int, fraction: float, round: int, pattern: str = "clustered") -> list[str]:
+    """A mixed change in three commits: updates, deletes, inserts of fresh ids. Clustered: the
+    updates and the deletes each hit one block of neighbouring keys. Scattered: they hit keys
+    spread evenly over the whole key range. Append: one insert of `fraction` of the rows, fresh
+    ids, as an event table grows."""
+    if pattern == "append":
+        part = max(1, int(rows * fraction))
+        fresh = rows + (round - 1) * part
+        return [f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})"]
+    part = max(1, int(rows * fraction) // 3)
+    fresh = rows + round * part
+    if pattern == "clustered":
+        start = (round * 7919 * part * 3) % max(1, rows - 3 * part)
+        updated = f"id >= {start} and id < {start + part}"
+        deleted = f"id >= {start + part} and id < {start + 2 * part}"
+    else:
+        stride = max(2, rows // part)
+        updated = f"id < {rows} and id % {stride} = {round % stride}"
+        deleted = f"id < {rows} and id % {stride} = {(round + stride // 2) % stride}"
+    return [
+        f"update app.src set amount = amount + 1, updated_at = current_timestamp() where {updated}",
+        f"delete from app.src where {deleted}",
+        f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})",
+    ]
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     import pyspark
@@ -251,57 +297,23 @@ class Bench:
 
     def create_source(self, rows: int, row_tracking: bool = False, bounded: bool = False) -> None:
         """`app.src` with `rows` rows and `analytics.floor`, a copy in Spark's default layout. With
-        `bounded`, the source is written in key order in files of FILE_ROWS rows with deletion
-        vectors on (so changing it stays cheap at any size), and `analytics.floor_expert` is a copy
-        in that layout."""
+        `bounded`, the source is written as `source_statements` writes it, and
+        `analytics.floor_expert` is a copy in that layout."""
         for schema in ("app", "analytics"):
             self.sql(f"drop schema if exists {schema} cascade")
             self.sql(f"create schema {schema}")
-        properties = ["'delta.enableChangeDataFeed' = 'true'"]
-        properties += ["'delta.enableRowTracking' = 'true'"] if row_tracking else []
-        properties += ["'delta.enableDeletionVectors' = 'true'"] if bounded else []
-        self.sql(
-            "create table app.src (id bigint, category string, amount double, updated_at timestamp) using delta "
-            f"tblproperties ({', '.join(properties)})"
-        )
-        rows_sql = (
-            "select id, concat('c', cast(id % 100 as string)) as category, cast(id % 1000 as double) / 10 as amount, "
-            f"timestamp '2026-01-01 00:00:00' as updated_at from range({rows})"
-        )
+        for statement in source_statements(rows, row_tracking, bounded):
+            self.sql(statement)
         if bounded:
             self.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
-        self.sql(f"insert into app.src {rows_sql}{' order by id' if bounded else ''}")
-        if bounded:
             self.sql("create table analytics.floor_expert using delta as select * from app.src order by id")
             self.sql("reset spark.sql.files.maxRecordsPerFile")
         self.sql("create table analytics.floor using delta as select * from app.src")
         self.floor_after = {"floor": self.latest_version(), "floor_expert": self.latest_version()}
 
     def change_source(self, rows: int, fraction: float, round: int, pattern: str = "clustered") -> None:
-        """A mixed change in three commits: updates, deletes, inserts of fresh ids. Clustered: the
-        updates and the deletes each hit one block of neighbouring keys. Scattered: they hit keys
-        spread evenly over the whole key range. Append: one insert of `fraction` of the rows, fresh
-        ids, as an event table grows."""
-        if pattern == "append":
-            part = max(1, int(rows * fraction))
-            fresh = rows + (round - 1) * part
-            self.sql(
-                f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})"
-            )
-            return
-        part = max(1, int(rows * fraction) // 3)
-        fresh = rows + round * part
-        if pattern == "clustered":
-            start = (round * 7919 * part * 3) % max(1, rows - 3 * part)
-            updated = f"id >= {start} and id < {start + part}"
-            deleted = f"id >= {start + part} and id < {start + 2 * part}"
-        else:
-            stride = max(2, rows // part)
-            updated = f"id < {rows} and id % {stride} = {round % stride}"
-            deleted = f"id < {rows} and id % {stride} = {(round + stride // 2) % stride}"
-        self.sql(f"update app.src set amount = amount + 1, updated_at = current_timestamp() where {updated}")
-        self.sql(f"delete from app.src where {deleted}")
-        self.sql(f"insert into app.src select id, 'new', 1.0, current_timestamp() from range({fresh}, {fresh + part})")
+        for statement in change_statements(rows, fraction, round, pattern):
+            self.sql(statement)
 
     def floor(self, table: str = "floor") -> None:
         """The window's net changes applied by one bare MERGE: what a stream run cannot beat. On

@@ -76,7 +76,8 @@ MODEL_SQL = {
         "{% endif %}\n"
     ),
 }
-SOURCES_YML = "version: 2\nsources:\n  - name: app\n    tables:\n      - name: t\n"
+# `t` is this benchmark's source, `src` bench/fresh_scale.py's (bench/run.py's source_statements).
+SOURCES_YML = "version: 2\nsources:\n  - name: app\n    tables:\n      - name: t\n      - name: src\n"
 # The local topology's source statements, run by a dbt process of their own.
 SQL_MACRO = (
     "{% macro sw_sql(statements) %}\n"
@@ -151,7 +152,7 @@ def logged_statements(log_file: Path) -> list[tuple[str, float]]:
 class Project:
     """The temporary dbt project, with a `local` and a `thrift` target."""
 
-    def __init__(self, work: Path, local_warehouse: Path) -> None:
+    def __init__(self, work: Path, local_warehouse: Path, models: dict[str, str] | None = None) -> None:
         self.root = work / "project"
         self.logs = work / "logs"
         (self.root / "models").mkdir(parents=True)
@@ -160,7 +161,7 @@ class Project:
         (self.root / "dbt_project.yml").write_text(yaml.safe_dump(project))
         (self.root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(ROOT)}]}))
         (self.root / "models" / "sources.yml").write_text(SOURCES_YML)
-        for name, sql in MODEL_SQL.items():
+        for name, sql in (models or MODEL_SQL).items():
             (self.root / "models" / f"{name}.sql").write_text(sql)
         (self.root / "macros" / "sw_sql.sql").write_text(SQL_MACRO)
         self.outputs: dict[str, dict[str, Any]] = {
