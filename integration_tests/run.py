@@ -81,20 +81,21 @@ class Suite:
         self.say = say
         self.directory = directory
         self.select = select or STEP_NODES.split()
+        self.at_step = 0
 
-    def dbt(self, *args: str, step: int | None = None, callbacks: list[Callable[[Any], None]] | None = None) -> Any:
-        variables: dict[str, object] = {"integration_prefix": self.prefix}
+    def dbt(self, *args: str, callbacks: list[Callable[[Any], None]] | None = None) -> Any:
+        """dbt in this process. Every call passes the same vars until the next step: dbt parses the
+        whole project again whenever its vars change, so a step's calls share one parse."""
+        variables: dict[str, object] = {"integration_prefix": self.prefix, "integration_step": self.at_step}
         if self.directory:
             variables["integration_directory"] = self.directory
-        if step is not None:
-            variables["integration_step"] = step
         return dbtRunner(callbacks=callbacks or []).invoke([*args, "--vars", json.dumps(variables), *self.common])
 
     def operation(self, macro: str, callbacks: list[Callable[[Any], None]] | None = None, **arguments: object) -> Any:
         return self.dbt("run-operation", macro, "--args", json.dumps(arguments), callbacks=callbacks)
 
-    def query(self, sql: str, step: int | None = None) -> list[tuple[Any, ...]]:
-        shown = self.dbt("show", "--inline", sql, "--limit", "50", step=step)
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        shown = self.dbt("show", "--inline", sql, "--limit", "50")
         if not shown.success or not shown.result:
             raise Failed(f"the query failed: {sql}\n{shown.exception or ''}")
         table = shown.result.results[0].agate_table
@@ -105,12 +106,13 @@ class Suite:
         self.operation("integration_drop_schemas", schemas=[self.prefix, f"{self.prefix}_src"])
 
     def step(self, step: int) -> tuple[int, int]:
+        self.at_step = step
         applied = self.operation("integration_step", step=step)
         if not applied.success:
             raise Failed(f"step {step}: the source changes failed: {applied.exception}")
         # The refusal models' sources change only in the refusal phase: after step 0 their runs are no-ops.
         excluded = ["tag:bad_config"] if step == 0 else ["tag:bad_config", "tag:refusal"]
-        built = self.dbt("build", "--select", *self.select, "--exclude", *excluded, step=step)
+        built = self.dbt("build", "--select", *self.select, "--exclude", *excluded)
         results = [] if built.result is None else list(built.result)
         failed = [r for r in results if str(r.status) in ("error", "fail")]
         models = sum(1 for r in results if r.node.resource_type == "model")
@@ -124,17 +126,17 @@ class Suite:
             for result in failed:
                 attached = getattr(result.node, "attached_node", None) or result.node.unique_id
                 lines.append(f"step {step}: model {attached.split('.')[-1]}: {result.node.name}: {result.message}")
-                lines += [f"    {', '.join(row)}" for row in self.differing_rows(result, step)]
+                lines += [f"    {', '.join(row)}" for row in self.differing_rows(result)]
             raise Failed("\n".join(lines))
         return streams, tests
 
-    def differing_rows(self, result: Any, step: int) -> list[tuple[Any, ...]]:
+    def differing_rows(self, result: Any) -> list[tuple[Any, ...]]:
         """The rows a failing test returned, from its compiled SQL."""
         sql = getattr(result.node, "compiled_code", None)
         if result.node.resource_type != "test" or not sql:
             return []
         try:
-            return self.query(sql, step=step)
+            return self.query(sql)
         except Failed:
             return []
 
