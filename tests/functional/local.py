@@ -27,7 +27,11 @@ THROUGHPUT_GC = "-XX:+UseParallelGC"
 SHORT_LIVED_JVM = {
     "spark.driver.extraJavaOptions": f"{THROUGHPUT_GC} -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 }
-LONG_LIVED_JVM = {"spark.driver.extraJavaOptions": THROUGHPUT_GC}
+# Its class archive is off: pytest-xdist ends its workers during the dump their session would
+# write at exit (a cut 185 MB file each), so the archive only cost the suite that dump's work.
+# The dbt processes of the tests (SHORT_LIVED_JVM) map it; tests/functional/test_install.py
+# tests the archive itself.
+LONG_LIVED_JVM = {"spark.driver.extraJavaOptions": THROUGHPUT_GC, "spark.tablestream.classArchive": "false"}
 
 
 def shared_warehouse() -> Path:
