@@ -19,6 +19,8 @@ variants, the statements it sent.
 
     python bench/run.py --quick          # 1M and 10M rows, 0.1% changed, 3 rounds, the cold starts and
                                          # the small window (bench/small_window.py)
+    python bench/run.py --cold-only      # only the README's main job, the whole example and the cold
+                                         # starts, new processes (bench/results/cold.json)
     python bench/run.py --full           # 1M to 20M rows, 0.01% to 10% changed (hours here)
     python bench/run.py --sizes 100000 --rounds 2 --fractions 0.01 --skip-cold
     python bench/run.py --carryovers     # drop_carryovers on against off (bench/results/carryovers.json)
@@ -630,13 +632,16 @@ def small_window(log: Callable[[str], None]) -> dict[str, Any]:
 
 
 def cold_start(work: Path, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """The README's main job, then `dbt build` of the example in new processes with nothing new
+    """The README's main job (job_s), the whole example (`main.py --tour`, tour_s: it builds every
+    model the cold builds read), then `dbt build` of the example in new processes with nothing new
     (cold_build_s), the same DAG with stock materializations (cold_stock_s, bench/stock_example)
     and `tablestream status` (pending_s), interleaved, `rounds` of each."""
     python = sys.executable
     dbt = str(Path(python).parent / "dbt")
     job = run_process([python, str(EXAMPLE / "main.py")])
     log(f"example main job: {job.seconds:.0f} s")
+    tour = run_process([python, str(EXAMPLE / "main.py"), "--tour"])
+    log(f"the whole example (main.py --tour): {tour.seconds:.0f} s")
     stock = work / "stock_example"
     shutil.copytree(STOCK_EXAMPLE, stock)
     shutil.copytree(EXAMPLE / "seeds", stock / "seeds")
@@ -678,7 +683,7 @@ def cold_start(work: Path, rounds: int, log: Callable[[str], None]) -> dict[str,
             f"cold start, round {round}/{rounds}: "
             + ", ".join(f"{name} {measured[-1].seconds:.1f}s" for name, measured in runs.items())
         )
-    summary: dict[str, Any] = {"job_s": job.seconds}
+    summary: dict[str, Any] = {"job_s": job.seconds, "tour_s": tour.seconds}
     for name, measured in runs.items():
         summary[f"{name}_s"] = statistics.median(run.seconds for run in measured)
         counts = [run.statements for run in measured if run.statements is not None]
@@ -716,6 +721,28 @@ def medians(measurements: list[Measurement]) -> dict[int, dict[str, dict[str, fl
                 "statements": statistics.median(counts) if counts else None,
             }
     return table
+
+
+def cold_only(work: Path, out: Path, rounds: int, log: Callable[[str], None]) -> int:
+    """`--cold-only`: `cold_start` alone, its RESULT line and JSON."""
+    started = time.perf_counter()
+    cold = cold_start(work, rounds, log)
+    line = (
+        f"RESULT job_s={cold['job_s']:.0f} tour_s={cold['tour_s']:.0f} cold_build_s={cold['cold_build_s']:.1f} "
+        f"cold_stock_s={cold['cold_stock_s']:.1f} cold_ratio={cold['cold_build_s'] / cold['cold_stock_s']:.2f} "
+        f"pending_s={cold['pending_s']:.2f}"
+    )
+    document = {
+        "machine": machine(),
+        "arguments": {"rounds": rounds},
+        "seconds": time.perf_counter() - started,
+        "cold_start": cold,
+        "result": line,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=2))
+    log(line)
+    return 0
 
 
 def result_line(table: dict[int, dict[str, dict[str, float | None]]], cold: dict[str, Any] | None) -> str:
@@ -833,6 +860,11 @@ def markdown(results: dict[str, Any]) -> str:
             f"| `dbt build` of the same DAG, stock (cold_stock_s) | {cold['cold_stock_s']:.1f} | {cold['cold_stock_statements']:.0f} |",
             f"| `tablestream status` (pending_s) | {cold['pending_s']:.2f} | |",
             f"| the README's main job (job_s) | {cold['job_s']:.0f} | |",
+            *(
+                [f"| the whole example, `main.py --tour` (tour_s) | {cold['tour_s']:.0f} | |"]
+                if "tour_s" in cold
+                else []
+            ),
         ]
     return "\n".join([*lines, "", f"`{results['result']}`"])
 
@@ -848,6 +880,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="rounds per size (default 3; --scale: 5 per pattern)")
     parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/run.json, run_full.json)")
     parser.add_argument("--skip-cold", action="store_true", help="leave out the main job and the cold starts")
+    parser.add_argument(
+        "--cold-only",
+        action="store_true",
+        help="only the main job and the cold starts, --quick's first part (bench/results/cold.json)",
+    )
     parser.add_argument(
         "--changes",
         action="store_true",
@@ -922,6 +959,11 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="tablestream-bench-"))
     started = time.perf_counter()
+    if args.cold_only:
+        try:
+            return cold_only(work, args.out or RESULTS / "cold.json", args.rounds, log)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     cold: dict[str, Any] | None = None
     small_window_results: dict[str, Any] | None = None
     try:
@@ -970,7 +1012,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"  {elapsed:7.3f}  {sql}")
     if cold is not None:
         log(f"\ncold start (new processes, nothing new, median of {args.rounds}):")
-        log(f"  main job {cold['job_s']:.1f} s")
+        log(f"  main job {cold['job_s']:.1f} s, the whole example {cold['tour_s']:.1f} s")
         for name in ("cold_build", "cold_stock", "pending"):
             statements = cold.get(f"{name}_statements")
             sent = f", {statements:.0f} statements ({cold[f'{name}_statement_s']:.1f} s)" if statements else ""
