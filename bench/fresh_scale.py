@@ -13,7 +13,8 @@ Both are built once (not measured). Each round commits bench/run.py's clustered 
 (`change_statements`: a third updates, a third deletes, a third new ids) from a `dbt run-operation`
 process (the profile's Derby metastore takes one process at a time), then runs each model in a
 `dbt run -s <model>` process of its own, the order alternating, timed from outside. The statements
-of each run and their seconds come from dbt's JSON file log.
+of each run, their seconds and the seconds after each until the next (`statement_gaps`) come from
+dbt's JSON file log.
 
     python bench/fresh_scale.py                          # 20M rows, 5 rounds
     python bench/fresh_scale.py --rows 1000000 --rounds 2
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     sys.path[:0] = [str(BENCH)]
     from run import change_statements, machine, source_statements
-    from small_window import Project, Run
+    from small_window import Project, Run, statement_gaps
 
     def log(line: str) -> None:
         print(line, flush=True)
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="tablestream-fresh-scale-"))
     runs: list[Run] = []
+    gaps: dict[tuple[str, int], list[float]] = {}
     document: dict[str, Any] = {"machine": machine(), "arguments": {"rows": args.rows, "rounds": args.rounds}}
     try:
         project = Project(work, work / "warehouse", MODEL_SQL)
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             for model in order:
                 seconds, logged = project.dbt("local", ["run", "-s", model], f"{model}_{round}")
                 runs.append(Run("local", model, "window", round, seconds, logged))
+                gaps[(model, round)] = statement_gaps(project.logs / f"{model}_{round}" / "dbt.log")
             pair = {run.model: run.seconds for run in runs if run.round == round}
             log(f"round {round}/{args.rounds}: {MERGE} {pair[MERGE]:.1f} s, {REBUILD} {pair[REBUILD]:.1f} s")
     finally:
@@ -103,10 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         }
         for model in (MERGE, REBUILD)
     }
-    last = [run for run in runs if run.model == MERGE][-1]
-    log(f"\n{MERGE}, round {last.round}: {last.seconds:.2f} s, {len(last.statements)} statements")
-    for sql, elapsed in last.statements:
-        log(f"  {elapsed:7.3f}  {sql}")
+    for model in (MERGE, REBUILD):
+        last = [run for run in runs if run.model == model][-1]
+        log(f"\n{model}, round {last.round}: {last.seconds:.2f} s, {len(last.statements)} statements")
+        log("  statement s, then s until the next statement (its rows' fetch and dbt's work between), the statement")
+        for (sql, elapsed), gap in zip(last.statements, gaps[(model, last.round)], strict=True):
+            log(f"  {elapsed:7.3f} {gap:7.3f}  {sql}")
     for model, values in medians.items():
         log(f"{model}: median {values['seconds']:.2f} s, {values['statement_seconds']:.2f} s in statements")
     line = (
@@ -118,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "medians": medians,
         "ratios": ratios,
         "runs": [asdict(run) for run in runs],
+        "gaps": {f"{model}_{round}": after for (model, round), after in gaps.items()},
         "result": line,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

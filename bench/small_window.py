@@ -41,6 +41,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,21 @@ def logged_statements(log_file: Path) -> list[tuple[str, float]]:
         elif name == "SQLQueryStatus":
             statements.append((sent, float(event["data"]["elapsed"])))
     return statements
+
+
+def statement_gaps(log_file: Path) -> list[float]:
+    """After each statement's status, the seconds until dbt sent the next (the last: until the log's
+    last event). On `method: session` a query runs when its rows are fetched, so a query's gap holds
+    its own work as well as dbt's between the statements."""
+    events = [json.loads(line)["info"] for line in log_file.read_text().splitlines()]
+    times = [datetime.fromisoformat(event["ts"]) for event in events]
+    gaps: list[float] = []
+    for index, event in enumerate(events):
+        if event["name"] != "SQLQueryStatus":
+            continue
+        following = next((i for i in range(index + 1, len(events)) if events[i]["name"] == "SQLQuery"), len(events) - 1)
+        gaps.append((times[following] - times[index]).total_seconds())
+    return gaps
 
 
 class Project:
