@@ -852,21 +852,20 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {name} | {'' if count is None else f'{count:.0f}'} | {memory} |")
     cold = results.get("cold_start")
     if cold:
-        lines += [
-            "",
-            "| new process, nothing new | median seconds | statements |",
-            "|---|---|---|",
-            f"| `dbt build` of the example (cold_build_s) | {cold['cold_build_s']:.1f} | {cold['cold_build_statements']:.0f} |",
-            f"| `dbt build` of the same DAG, stock (cold_stock_s) | {cold['cold_stock_s']:.1f} | {cold['cold_stock_statements']:.0f} |",
-            f"| `tablestream status` (pending_s) | {cold['pending_s']:.2f} | |",
-            f"| the README's main job (job_s) | {cold['job_s']:.0f} | |",
-            *(
-                [f"| the whole example, `main.py --tour` (tour_s) | {cold['tour_s']:.0f} | |"]
-                if "tour_s" in cold
-                else []
-            ),
-        ]
+        lines += ["", *cold_markdown(cold)]
     return "\n".join([*lines, "", f"`{results['result']}`"])
+
+
+def cold_markdown(cold: dict[str, Any]) -> list[str]:
+    return [
+        "| new process, nothing new | median seconds | statements |",
+        "|---|---|---|",
+        f"| `dbt build` of the example (cold_build_s) | {cold['cold_build_s']:.1f} | {cold['cold_build_statements']:.0f} |",
+        f"| `dbt build` of the same DAG, stock (cold_stock_s) | {cold['cold_stock_s']:.1f} | {cold['cold_stock_statements']:.0f} |",
+        f"| `tablestream status` (pending_s) | {cold['pending_s']:.2f} | |",
+        f"| the README's main job (job_s) | {cold['job_s']:.0f} | |",
+        *([f"| the whole example, `main.py --tour` (tour_s) | {cold['tour_s']:.0f} | |"] if "tour_s" in cold else []),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -924,7 +923,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.report:
         results = json.loads(args.report.read_text())
-        print(scale_markdown(results) if "table" in results else markdown(results))
+        if "table" in results:
+            print(scale_markdown(results))
+        elif "medians" in results:
+            print(markdown(results))
+        else:  # --cold-only's
+            print("\n".join([*cold_markdown(results["cold_start"]), "", f"`{results['result']}`"]))
         return 0
     args.sizes = args.sizes or (SCALE_SIZES if args.scale else [1_000_000, 10_000_000])
     args.rounds = args.rounds or (5 if args.scale else 3)
@@ -937,7 +941,9 @@ def main(argv: list[str] | None = None) -> int:
             3,
         )
     mode = (
-        "changes"
+        "cold"
+        if args.cold_only
+        else "changes"
         if args.changes
         else "carryovers"
         if args.carryovers
@@ -961,7 +967,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     if args.cold_only:
         try:
-            return cold_only(work, args.out or RESULTS / "cold.json", args.rounds, log)
+            return cold_only(work, args.out, args.rounds, log)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     cold: dict[str, Any] | None = None
