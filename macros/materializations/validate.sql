@@ -166,7 +166,7 @@
   {%- if settings.spark_net_changes and settings.stream_read != 'changelog' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog (stream_read is '" ~ settings.stream_read ~ "').") }}
   {%- endif -%}
-  {%- if settings.spark_net_changes and materialized == 'table_stream' and (settings.unique_key is none or not settings.net_changes) -%}
+  {%- if settings.spark_net_changes and materialized == 'table_stream' and (not settings.unique_key or not settings.net_changes) -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}
   {%- endif -%}
 

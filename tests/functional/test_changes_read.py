@@ -165,6 +165,12 @@ def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
                 "{{ config(materialized='stream_merge', unique_key='id', spark_net_changes=true) }}\n"
                 "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
             ),
+
+            # Keyless: a table_stream without unique_key logs every change, so Spark cannot net them.
+            "keyless": (
+                "{{ config(materialized='table_stream', stream_read='changelog', spark_net_changes=true) }}\n"
+                "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+            ),
         },
     )
     bench.create_source([(1, "a", 1)])
@@ -175,6 +181,11 @@ def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
     )
     bench.refused(
         "netted", "spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog"
+    )
+    bench.refused(
+        "keyless",
+        "Model keyless: spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: "
+        "false) logs every change. Set unique_key, or remove spark_net_changes.",
     )
     # The value's old name, in the project var: refused with the new one, nothing written.
     (bench.project.root / "models" / "log.sql").write_text(
