@@ -131,7 +131,7 @@
     {%- if start_at | length != 1 or (start_at.keys() | list)[0] not in start_kinds -%}
       {{ exceptions.raise_compiler_error(subject ~ ": invalid start_at " ~ start_at ~ ". Accepted values: " ~ accepted.start_at) }}
     {%- endif -%}
-    {%- if 'version' in start_at and (start_at.version is not number or start_at.version is boolean or start_at.version < 0 or start_at.version != start_at.version | int) -%}
+    {%- if 'version' in start_at and not dbt_tablestream.is_whole_number(start_at.version, 0) -%}
       {{ exceptions.raise_compiler_error(subject ~ ": start_at version must be a whole number >= 0, got " ~ start_at.version) }}
     {%- endif -%}
     {%- if 'timestamp' in start_at and start_at.timestamp is not string -%}
@@ -171,7 +171,7 @@
   {%- endif -%}
 
   {%- set max_versions = settings.max_versions_per_run -%}
-  {%- if max_versions is not none and (max_versions is not number or max_versions is boolean or max_versions < 1 or max_versions != max_versions | int) -%}
+  {%- if max_versions is not none and not dbt_tablestream.is_whole_number(max_versions, 1) -%}
     {{ exceptions.raise_compiler_error(subject ~ ": max_versions_per_run must be " ~ accepted.max_versions_per_run ~ ", got " ~ max_versions) }}
   {%- endif -%}
   {%- set stream_name = settings.stream_name -%}
@@ -219,11 +219,11 @@
     {{ exceptions.raise_compiler_error(subject ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
   {%- endif -%}
   {%- set key_ranges = settings.merge_key_ranges -%}
-  {%- if key_ranges is not number or key_ranges is boolean or key_ranges < 0 or key_ranges != key_ranges | int -%}
+  {%- if not dbt_tablestream.is_whole_number(key_ranges, 0) -%}
     {{ exceptions.raise_compiler_error(subject ~ ": merge_key_ranges must be " ~ accepted.merge_key_ranges ~ ", got " ~ key_ranges) }}
   {%- endif -%}
   {%- set bound = settings.max_rows_per_file -%}
-  {%- if bound is not number or bound is boolean or bound < 0 or bound != bound | int -%}
+  {%- if not dbt_tablestream.is_whole_number(bound, 0) -%}
     {{ exceptions.raise_compiler_error(subject ~ ": max_rows_per_file must be " ~ accepted.max_rows_per_file ~ ", got " ~ bound) }}
   {%- endif -%}
   {%- set events = dbt_tablestream.validate_stream_events_config(settings, subject, accepted) -%}
@@ -231,6 +231,13 @@
   {{ return({'target_exclude_columns': target_exclude | list, 'merge_key_ranges': key_ranges | int, 'max_rows_per_file': bound | int if bound > 0 else none,
              'events': events, 'history': history, 'sequence': events.sequence if events else [],
              'strategy': 'history' if history is not none else 'events' if events is not none else 'net'}) }}
+{% endmacro %}
+
+
+{#-- Whether a config's value is a whole number >= `minimum`: YAML's true is a number to Jinja,
+     and 2.0 is not whole to a user who meant 2. --#}
+{% macro is_whole_number(value, minimum) %}
+  {{ return(value is number and value is not boolean and value >= minimum and value == value | int) }}
 {% endmacro %}
 
 

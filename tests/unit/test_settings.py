@@ -102,6 +102,13 @@ def test_values_of_the_wrong_kind_are_refused() -> None:
     for name, value in merge_refused.items():
         with pytest.raises(StreamError, match=rf"Model m: .*{name}"):
             settings_of({"unique_key": "id", "sequence_by": "seq", name: value}, "stream_merge")
+    # A whole number is not a boolean (YAML's true is 1 to Jinja), a fraction or a quoted number.
+    for value in (True, 2.5, "3"):
+        with pytest.raises(StreamError, match=r"Model m: max_versions_per_run must be a whole number"):
+            settings_of({"max_versions_per_run": value})
+        with pytest.raises(StreamError, match=r"Model m: merge_key_ranges must be a whole number"):
+            settings_of({"unique_key": "id", "merge_key_ranges": value}, "stream_merge")
+    assert settings_of({"max_versions_per_run": 2})["max_versions_per_run"] == 2
     with pytest.raises(StreamError, match="is a stream_merge model and needs unique_key"):
         settings_of({}, "stream_merge")
     with pytest.raises(StreamError, match=r"invalid start_at 'snapshot'\. Accepted values: latest, earliest"):
