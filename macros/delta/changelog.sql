@@ -13,7 +13,7 @@
 {% macro spark__prepare_changelog_session(stream_name) %}
   {%- set setting = 'spark.databricks.delta.changelogV2.enabled' -%}
   {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' -%}
-    {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": stream_read: changelog needs the session setting " ~ setting
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": stream_read: changelog needs the session setting " ~ setting
         ~ ", which a SQL warehouse does not let a session read or set (commit protocol reapply). Nothing was written. "
         ~ "Use stream_read: table_changes (Delta's change data feed), or run on a cluster.") }}
   {%- endif -%}
@@ -41,7 +41,7 @@
     {%- do too_old.append('its Delta has no changelog reader (no spark.databricks.delta.changelogV2.enabled setting)') -%}
   {%- endif -%}
   {%- if not too_old -%}{{ return(none) }}{%- endif -%}
-  {{ return("Stream " ~ stream_name ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
+  {{ return(dbt_tablestream.stream_subject(stream_name) ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
       ~ too_old | join(' and ') ~ ". Nothing was written. Upgrade the cluster, or use stream_read: table_changes (Delta's change data feed).") }}
 {% endmacro %}
 

@@ -47,7 +47,7 @@
     {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
   {%- endif -%}
   {{ exceptions.raise_compiler_error(
-      "Stream " ~ stream.stream ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream.stream_window_text(stream)
+      dbt_tablestream.stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream.stream_window_text(stream)
       ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
       ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
       ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
@@ -274,7 +274,7 @@
   {%- endif -%}
   {%- if applied is not none and applied > stream.after -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " is being consumed by another run: it applied the source up to version "
+        dbt_tablestream.stream_subject(stream.stream) ~ " is being consumed by another run: it applied the source up to version "
         ~ applied ~ " after this run read from version " ~ stream.after ~ ". Nothing was written; run again to apply what is left.") }}
   {%- endif -%}
   {{ return('apply') }}

@@ -50,7 +50,7 @@
     {%- set logged = dbt_tablestream.read_stream_offset(input.stream) -%}
     {%- if logged is not none and ((logged.epoch | int) != input.epoch or (logged.to_version is not none and (logged.to_version | int) > input.after)) -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ input.stream ~ " is being consumed by another run: the offsets log moved it to "
+          dbt_tablestream.stream_subject(input.stream) ~ " is being consumed by another run: the offsets log moved it to "
           ~ ("epoch " ~ logged.epoch if (logged.epoch | int) != input.epoch else "version " ~ logged.to_version)
           ~ " after this run read " ~ input.source ~ " from version " ~ input.after
           ~ ". Nothing was written; run again to apply what is left.") }}

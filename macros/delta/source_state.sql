@@ -27,7 +27,7 @@
   {%- set source = dbt_tablestream.stream_source_name(relation) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream_name ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
+        dbt_tablestream.stream_subject(stream_name) ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
   {%- endif -%}
   {%- set detail = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0] -%}
   {%- set whole = want_earliest or at_timestamp is not none -%}
@@ -48,13 +48,13 @@
     {%- set moment = run_query(dbt_tablestream.timestamp_sql(at_timestamp)).rows[0][0] -%}
     {%- if moment is none -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream_name ~ ": start_at timestamp '" ~ at_timestamp ~ "' is not ISO-8601 (e.g. '2024-01-15T10:00:00Z').") }}
+          dbt_tablestream.stream_subject(stream_name) ~ ": start_at timestamp '" ~ at_timestamp ~ "' is not ISO-8601 (e.g. '2024-01-15T10:00:00Z').") }}
     {%- endif -%}
     {%- set candidates = [] -%}
     {%- for row in history if row['timestamp'] <= moment -%}{%- do candidates.append(row['version'] | int) -%}{%- endfor -%}
     {%- if not candidates -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream_name ~ ": the source " ~ source ~ " has no version committed at or before " ~ at_timestamp
+          dbt_tablestream.stream_subject(stream_name) ~ ": the source " ~ source ~ " has no version committed at or before " ~ at_timestamp
           ~ ". Use a later start_at timestamp, or start_at: earliest.") }}
     {%- endif -%}
     {%- set version_at_timestamp = candidates | max -%}
@@ -73,7 +73,7 @@
 {% macro stream_source_state_of(stream_name, source, detail, latest, properties, history, read='table_changes') %}
   {%- if (detail['format'] | lower) != 'delta' -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream_name ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
+        dbt_tablestream.stream_subject(stream_name) ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
         ~ "Convert it with `CONVERT TO DELTA " ~ source ~ "` or stream a Delta table.") }}
   {%- endif -%}
   {%- set tracking = dbt_tablestream.stream_tracking_property(read) -%}

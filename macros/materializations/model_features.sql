@@ -14,7 +14,7 @@
 {% macro check_stream_model_features(stream) %}
   {%- set grants = config.get('grants') -%}
   {%- if grants and target.type == 'tablestream' -%}
-    {{ exceptions.raise_compiler_error("Stream " ~ stream.stream ~ " (model " ~ model.name ~ ", source " ~ stream.source ~ "): `grants` "
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream.stream) ~ " (model " ~ model.name ~ ", source " ~ stream.source ~ "): `grants` "
         ~ tojson(grants) ~ " cannot be applied on the local profile (type: tablestream): its Spark session has no table access control. "
         ~ "Nothing was written and the stream did not move. Set `grants` only for targets that have it (Databricks with Unity Catalog "
         ~ "or table ACLs), for example in a profile-specific dbt_project.yml block, or remove it from this model.") }}
@@ -85,7 +85,7 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if broken -%}
-    {{ exceptions.raise_compiler_error("Stream " ~ stream.stream ~ ": rows of " ~ dbt_tablestream.stream_window_text(stream) ~ " of " ~ stream.source
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream.stream) ~ ": rows of " ~ dbt_tablestream.stream_window_text(stream) ~ " of " ~ stream.source
         ~ " break the enforced contract of model " ~ model.name ~ ": " ~ broken | join('; ') ~ ". Nothing was written and the stream did not move. "
         ~ "Correct the rows in the source (the next run reads the correction with them), change the constraint, or move the stream past them "
         ~ "with `dbt run-operation dbt_tablestream.reset_stream`.") }}

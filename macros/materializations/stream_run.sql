@@ -18,7 +18,7 @@
   {%- for column in required if column not in columns -%}{%- do missing.append(column) -%}{%- endfor -%}
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
+        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
         ~ missing | join(', ') ~ ". A keyed stream model must keep its unique_key columns (" ~ keys | join(', ')
         ~ ("), its sequence_by columns (" ~ sequence | join(', ') ~ ") and __change_type" if sequence
            else "), __change_type, __commit_version and __commit_timestamp (an SCD type 2 version starts at it)" if timed
@@ -48,7 +48,7 @@
   {%- set known = columns | map('lower') | list -%}
   {%- for config_name, column in named if column | lower not in known -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the output of model "
+        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the output of model "
         ~ model.name ~ " (" ~ columns | join(', ') ~ ")" ~ (" in the expression " ~ events['deletes'] if config_name == 'apply_as_deletes' else "")
         ~ ". Fix the config or select the column. Nothing was written.") }}
   {%- endfor -%}
@@ -64,14 +64,14 @@
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the "
+        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the "
         ~ dbt_tablestream.stream_window_text(stream) ~ " have a NULL unique_key (" ~ keys | join(', ') ~ "). "
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
   {%- for column in sequence -%}
     {%- if counts[2 + loop.index0] > 0 -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the "
+        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the "
         ~ dbt_tablestream.stream_window_text(stream) ~ " have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
         ~ "Filter them out or give them a sequence in model " ~ model.name ~ "; nothing was written and the stream did not move.") }}
     {%- endif -%}
@@ -169,7 +169,7 @@
     {%- set at = " (the window starts at the schema change " ~ schema_change ~ ")" if schema_change else "" -%}
     {%- if on_schema_change == 'fail' and changes['schema_changed'] -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
+          dbt_tablestream.stream_subject(stream.stream) ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
           ~ existing_relation ~ " (added: " ~ (added | join(', ') or 'none') ~ "; removed: " ~ (removed | join(', ') or 'none')
           ~ "; type changed: " ~ (changes['new_target_types'] | map(attribute='column_name') | join(', ') or 'none')
           ~ "), and on_schema_change is 'fail'. Nothing was written and the stream did not move. "
@@ -177,7 +177,7 @@
     {%- endif -%}
     {%- if on_schema_change == 'ignore' and removed -%}
       {{ exceptions.raise_compiler_error(
-          "Stream " ~ stream.stream ~ ": the schema change " ~ schema_change ~ " leaves the target "
+          dbt_tablestream.stream_subject(stream.stream) ~ ": the schema change " ~ schema_change ~ " leaves the target "
           ~ existing_relation ~ " with columns the model's output no longer has (" ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
           ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did not move. "
           ~ "Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or 'sync_all_columns', "

@@ -332,13 +332,13 @@
   {%- set config_name = 'track_history_columns' if history['track'] is not none else 'track_history_except_columns' -%}
   {%- for column in listed if column not in data_columns -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the target of model "
+        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the target of model "
         ~ model.name ~ " (" ~ data_columns | join(', ') ~ "). Fix the config or select the column. Nothing was written.") }}
   {%- endfor -%}
   {%- set reserved = data_columns | select('in', dbt_tablestream.history_columns({'hard_deletes': 'new_record'})) | list -%}
   {%- if reserved -%}
     {{ exceptions.raise_compiler_error(
-        "Stream " ~ stream.stream ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " has " ~ reserved | join(', ')
+        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " has " ~ reserved | join(', ')
         ~ ", which an SCD type 2 target adds itself. Rename or drop them in the model, or list them in target_exclude_columns. Nothing was written.") }}
   {%- endif -%}
   {%- set tracked = history['track'] if history['track'] is not none else data_columns | reject('in', listed) | list -%}

@@ -38,9 +38,9 @@
         else dbt_tablestream.open_stream_epoch(position, 'reset', version, move.table_id, position.offsets_schema) -%}
     {%- set verb = "would be reset (dry run: nothing written)" if dry_run else "reset" -%}
     {%- if version is none -%}
-      {%- set message = "Stream " ~ position.stream_name ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at." -%}
+      {%- set message = dbt_tablestream.stream_subject(position.stream_name) ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at." -%}
     {%- else -%}
-      {%- set message = "Stream " ~ position.stream_name ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
+      {%- set message = dbt_tablestream.stream_subject(position.stream_name) ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
                ~ " after version " ~ version ~ " (it was at " ~ position.to_version ~ ")." -%}
     {%- endif -%}
     {%- do results.append({'stream_name': position.stream_name, 'source': position.source, 'target': position.target, 'epoch': epoch,

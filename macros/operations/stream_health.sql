@@ -52,7 +52,7 @@
     {%- do tracks.update({read: (properties.get(dbt_tablestream.stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
   {%- endfor -%}
   {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none},
-                                                        'Stream ' ~ row['stream_name'], none) -%}
+                                                        dbt_tablestream.stream_subject(row['stream_name']), none) -%}
   {%- set stream = dbt_tablestream.stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
                                                           'through': latest_version, 'source_table_id': detail['id'],
                                                           'file_retention': dbt_tablestream.file_retention(properties),

@@ -25,7 +25,7 @@
 {% macro concurrent_run_explanation(model_name, message, streams=[]) %}
   {%- set conflict = modules.re.search('DELTA_(CONCURRENT_APPEND|CONCURRENT_DELETE_READ|CONCURRENT_DELETE_DELETE|CONCURRENT_WRITE|METADATA_CHANGED)', message) -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message and conflict and streams -%}
-    {%- set consumed = "Stream " ~ streams | unique | join(', ') ~ " of model " ~ model_name ~ " is being consumed by another run: " -%}
+    {%- set consumed = dbt_tablestream.stream_subject(streams | unique | join(', ')) ~ " of model " ~ model_name ~ " is being consumed by another run: " -%}
     {%- if 'tablestream_offsets' in message -%}
       {#-- Under the reapply protocol: the run's write committed after the other run's, so it applied
            the window again, which changed nothing (append_stream_offset). --#}
@@ -46,7 +46,7 @@
     {%- set found = modules.re.search('tablestream\\.' ~ key ~ '\\\\?"\\s*:\\s*\\\\?"?([^",\\\\}]+)', message) -%}
     {%- do marker.update({key: found.group(1) if found else '?'}) -%}
   {%- endfor -%}
-  {{ return("Stream " ~ marker.stream ~ " on " ~ marker.source ~ " is being consumed by another run: run "
+  {{ return(dbt_tablestream.stream_subject(marker.stream) ~ " on " ~ marker.source ~ " is being consumed by another run: run "
      ~ marker.invocation_id ~ " committed the window (" ~ marker['from'] ~ ", " ~ marker.to ~ "] to model "
      ~ model_name ~ " while this run was writing it, so Delta refused this run's write (DELTA_CONCURRENT_TRANSACTION). "
      ~ "Nothing was written by this run and its offset did not move; nothing needs repair. Run again to apply what changed since.") }}

@@ -39,14 +39,14 @@
     {{ return(state.latest_version) }}
   {%- elif start_at == 'earliest' -%}
     {%- if state.earliest_change_version is none -%}
-      {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": the source " ~ source ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ source ~ "}'`, or use start_at: latest.") }}
+      {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": the source " ~ source ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ source ~ "}'`, or use start_at: latest.") }}
     {%- endif -%}
     {{ return(state.earliest_change_version - 1) }}
   {%- elif 'stream' in start_at -%}
     {{ return(other_offset) }}
   {%- elif 'version' in start_at -%}
     {%- if (start_at.version | int) > state.latest_version -%}
-      {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ source ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
+      {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ source ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
     {%- endif -%}
     {{ return(start_at.version | int) }}
   {%- endif -%}

@@ -135,10 +135,10 @@
                         'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem}) -%}
   {%- if on_stale == 'resnapshot' -%}
     {%- do stream.update({'restart': true, 'snapshot': true}) -%}
-    {%- do exceptions.warn("Stream " ~ stream.stream ~ " (on_stale: resnapshot): the target is rebuilt from a snapshot of " ~ stream.source
+    {%- do exceptions.warn(dbt_tablestream.stream_subject(stream.stream) ~ " (on_stale: resnapshot): the target is rebuilt from a snapshot of " ~ stream.source
         ~ " at version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
   {%- else -%}
-    {%- do exceptions.warn("Stream " ~ stream.stream ~ " (on_stale: skip_to_latest): skipped the versions (" ~ skipped ~ "] of " ~ stream.source
+    {%- do exceptions.warn(dbt_tablestream.stream_subject(stream.stream) ~ " (on_stale: skip_to_latest): skipped the versions (" ~ skipped ~ "] of " ~ stream.source
         ~ "; their changes are not in the target. The offset moves to version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
   {%- endif -%}
 {% endmacro %}
@@ -180,13 +180,13 @@
   {%- set other = dbt_tablestream.read_stream_offset(other_name) -%}
   {%- set log = dbt_tablestream.offsets_relation() -%}
   {%- if other is none or other.to_version is none -%}
-    {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at names the stream " ~ other_name ~ ", which has "
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": start_at names the stream " ~ other_name ~ ", which has "
         ~ ("no row in " ~ log if other is none else "no offset (it was reset or dropped and has not run since)")
         ~ ", so there is no offset to start at. Nothing was written. Name a stream that has run on " ~ source
         ~ " and logs to " ~ log ~ ", or use another start_at.") }}
   {%- endif -%}
   {%- if other.source != source or other.source_table_id != state.table_id -%}
-    {{ exceptions.raise_compiler_error("Stream " ~ stream_name ~ ": start_at names the stream " ~ other_name ~ ", which reads "
+    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": start_at names the stream " ~ other_name ~ ", which reads "
         ~ (other.source if other.source != source else other.source ~ " as it was before it was dropped and recreated (Delta table id " ~ other.source_table_id ~ ", now " ~ state.table_id ~ ")")
         ~ ", not " ~ source ~ ", so its offset is not a version of this source. Nothing was written. Name a stream of " ~ source ~ ", or use another start_at.") }}
   {%- endif -%}

@@ -196,3 +196,22 @@ def test_the_argument_check_finds_each_kind_of_problem(tmp_path: Path) -> None:
         )
     )
     assert macro_argument_problems(tmp_path) == []
+
+
+def test_a_stream_is_named_in_messages_by_stream_subject_alone() -> None:
+    """How a refusal names a stream is spelled once (stream_value.sql, stream_subject): a message
+    that spells `Stream <name>` itself drifts from the others when the wording changes."""
+    spelled = re.compile(r"""["']Stream ["']\s*~""")
+    found = [
+        f"{path.relative_to(MACROS)}:{number}"
+        for path in sorted(MACROS.rglob("*.sql"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if spelled.search(line) and "macro stream_subject" not in line
+    ]
+    assert found == [f"streams/stream_value.sql:{stream_subject_line()}"]
+
+
+def stream_subject_line() -> int:
+    lines = (MACROS / "streams" / "stream_value.sql").read_text().splitlines()
+    start = next(number for number, line in enumerate(lines, 1) if "macro stream_subject" in line)
+    return start + 1
