@@ -234,8 +234,8 @@
 {% endmacro %}
 
 
-{#-- Whether a config's value is a whole number >= `minimum`: YAML's true is a number to Jinja,
-     and 2.0 is not whole to a user who meant 2. --#}
+{#-- Whether a config's value is a whole number >= `minimum`. YAML's true is a number to Jinja,
+     so true and false are not whole numbers here; 2.0 is, 2.5 is not. --#}
 {% macro is_whole_number(value, minimum) %}
   {{ return(value is number and value is not boolean and value >= minimum and value == value | int) }}
 {% endmacro %}

@@ -165,7 +165,6 @@ def test_an_unknown_stream_read_is_refused(tmp_path: Path) -> None:
                 "{{ config(materialized='stream_merge', unique_key='id', spark_net_changes=true) }}\n"
                 "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
             ),
-
             # Keyless: a table_stream without unique_key logs every change, so Spark cannot net them.
             "keyless": (
                 "{{ config(materialized='table_stream', stream_read='changelog', spark_net_changes=true) }}\n"
