@@ -110,6 +110,15 @@ def register_tables_hook(warehouse: Path, tables: tuple[str, ...], schema: str =
     return statements
 
 
+def python_without_java(code: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+    """`python -c code` where no JVM can start: no JAVA_HOME and an empty PATH (the interpreter
+    runs by its full path), so a command that reached for Spark, Java or another program fails
+    instead of only taking longer."""
+    env = {key: value for key, value in os.environ.items() if key not in ("JAVA_HOME", "PATH")}
+    env["PATH"] = ""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+
+
 def dbt_process(project_root: Path, env_extra: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """`dbt run` (or `args`) in a process of its own, without this process's test hooks."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("DBT_TABLESTREAM_")}
