@@ -23,6 +23,7 @@ import pytest
 from tests.cluster.local_cluster import LocalCluster
 from tests.cluster.thrift_project import project, source_with_rows, start_dbt, wait_for_line
 from tests.functional.dbt_project_helper import DbtProject
+from tests.functional.local import release_pause
 
 pytestmark = pytest.mark.extended
 
@@ -38,9 +39,9 @@ SLOW_MIRROR = MIRROR + (
 NO_OP = "was already applied by a concurrent run; no-op"
 BEING_CONSUMED = "is being consumed by another run"
 HISTORY_USER_METADATA = 13  # DESCRIBE HISTORY's userMetadata column
-# How long each racing run holds its pinned window: the second must pin within it (a dbt process
-# starts in about 15 s here).
-RACE_PAUSE = 60
+# How long a racing run may hold its pinned window before it goes on alone: the test releases both
+# as soon as both have pinned it (a dbt process starts in about 15 s here).
+RACE_PAUSE = 300
 
 
 class Mirror:
@@ -87,16 +88,13 @@ def test_two_runs_that_pinned_one_window_race_and_apply_it_once(tmp_path: Path, 
     then both write it: one commits, the other is a no-op or is refused as being consumed."""
     mirror = Mirror(tmp_path, thrift_cluster)
     through = mirror.change_source(1)
-    barrier = {"DBT_TABLESTREAM_PAUSE": f"window_pinned:{RACE_PAUSE}"}
+    released = tmp_path / "released"
+    released.mkdir()
+    barrier = {"DBT_TABLESTREAM_PAUSE": f"window_pinned:{RACE_PAUSE}", "DBT_TABLESTREAM_RELEASE": str(released)}
     runs = [start_dbt(mirror.dbt, env=barrier), start_dbt(mirror.dbt, env=barrier)]
-    read = []
-    for run in runs:
-        read.append(wait_for_line(run, "tablestream test pause at window_pinned"))
-        if len(read) == 1:
-            first_paused = time.monotonic()
-    # The second reached the barrier while the first still held there: both pinned the window
-    # before either wrote it.
-    assert time.monotonic() - first_paused < RACE_PAUSE - 5, "the runs did not meet at the barrier"
+    # Both pinned the window before either is let go to write it.
+    read = [wait_for_line(run, "tablestream test pause at window_pinned") for run in runs]
+    release_pause(released, "current")
     outputs = ["".join(lines) + run.communicate(timeout=600)[0] for lines, run in zip(read, runs, strict=True)]
     applied = mirror.window_commits(through)
     assert len(applied) == 1, f"the window was committed by {applied}"

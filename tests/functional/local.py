@@ -132,3 +132,9 @@ def dbt_process(project_root: Path, env_extra: dict[str, str], *args: str) -> su
         text=True,
         env=env,
     )
+
+
+def release_pause(directory: Path, model: str) -> None:
+    """Ends the pause of `model` in every dbt process whose DBT_TABLESTREAM_RELEASE is `directory`
+    (macros/streams/fault_points.sql)."""
+    (directory / model).write_text(model + "\n")

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from dbt.adapters.tablestream.connections import STATEMENT_LOG, refused_setting
-from tests.functional.local import dbt_process, delta_tables, local_profile, register_tables_hook
+from tests.functional.local import dbt_process, delta_tables, local_profile, register_tables_hook, release_pause
 from tests.functional.streams import StreamBench, assert_no_refused_setting, stream_model
 
 MIRROR = (
@@ -111,11 +111,6 @@ def read_until_paused(run: subprocess.Popen[str], lines: list[str]) -> str:
     raise AssertionError("the run ended without pausing:\n" + "".join(lines))
 
 
-def release(directory: Path, model: str) -> None:
-    """Ends the pause of `model` in every run whose DBT_TABLESTREAM_RELEASE is `directory`."""
-    (directory / model).write_text(model + "\n")
-
-
 def assert_applied_and_logged_once(bench: StreamBench, tmp_path: Path, latest: int, texts: list[str]) -> None:
     """The mirror equals the source, the log has every change once, and each stream's offsets log
     has each window once and ends at the source's latest version; no refused setting was sent."""
@@ -157,7 +152,7 @@ def test_two_runs_that_pinned_one_window_on_a_sql_warehouse_apply_it_once(tmp_pa
     for _ in ("current", "log"):
         paused = {read_until_paused(run, lines) for run, lines in zip(runs, outputs, strict=True)}
         assert len(paused) == 1, f"the runs paused in different models: {paused}"
-        release(released, paused.pop())
+        release_pause(released, paused.pop())
     texts = ["".join(lines) + run.communicate(timeout=600)[0] for lines, run in zip(outputs, runs, strict=True)]
     for run, text in zip(runs, texts, strict=True):
         assert run.returncode == 0 or "being consumed by another run" in text, text
@@ -184,7 +179,7 @@ def test_a_window_committed_but_not_yet_logged_by_one_run_and_applied_again_by_a
         second = dbt_process(bench.project.root, {}, "run", "--no-populate-cache", "--target", "second", "-s", model)
         texts.append(second.communicate(timeout=600)[0])
         assert second.returncode == 0, texts[-1]
-        release(released, model)
+        release_pause(released, model)
     texts.insert(0, "".join(first_lines) + first.communicate(timeout=600)[0])
     assert first.returncode == 0, texts[0]
     assert_applied_and_logged_once(bench, tmp_path, latest, texts)
