@@ -12,11 +12,9 @@
 
 {% macro spark__prepare_changelog_session(stream_name) %}
   {%- set setting = 'spark.databricks.delta.changelogV2.enabled' -%}
-  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": stream_read: changelog needs the session setting " ~ setting
-        ~ ", which a SQL warehouse does not let a session read or set (commit protocol reapply). Nothing was written. "
-        ~ "Use stream_read: table_changes (Delta's change data feed), or run on a cluster.") }}
-  {%- endif -%}
+  {%- set refusal = dbt_tablestream._protocol_step('session_refusal')(dbt_tablestream.stream_subject(stream_name) ~ ": stream_read: changelog", setting,
+      "Use stream_read: table_changes (Delta's change data feed), or run on a cluster.") -%}
+  {%- if refusal is not none -%}{{ exceptions.raise_compiler_error(refusal) }}{%- endif -%}
   {%- set spark_version = run_query('select version()').rows[0][0] | string -%}
   {%- set delta_value = run_query('set ' ~ setting).rows[0][1] | string | lower -%}
   {%- set problem = dbt_tablestream.changelog_session_problem(stream_name, spark_version, delta_value) -%}

@@ -1,9 +1,10 @@
-{#-- The commit protocol's write step (docs/architecture.md, "Exactly once"): the target DML as one
-     Delta commit carrying the stream's marker, and the proof that the commit is this run's own. --#}
+{#-- The commit of a stream run (docs/architecture.md, "Exactly once"): the entry to the protocol's
+     write step, and the marked protocol's parts (the marker's settings, the proof that the commit
+     is this run's own, compaction, the rows written). --#}
 
 
 {#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
-     'merge') as the run's one marked commit. Returns its response: code 'SKIPPED' when a
+     'merge') as the run's one commit, under the run's protocol. Returns its response: code 'SKIPPED' when a
      concurrent run had already applied the window, and rows_affected. `layout`: how the write
      lays out its files (stream_commit_open_sql). --#}
 {% macro stream_commit(target, sql, mode, stream, layout={}) %}
@@ -11,46 +12,9 @@
 {% endmacro %}
 
 
-{#-- The target DML as one marked Delta commit. Before it, the target's marker says whether the
-     window is still this run's to apply; after it, whether Delta applied it or skipped it because
-     a concurrent run had (a SetTransaction at or above this version). --#}
+{#-- The commit protocol's write step (macros/protocols/): _marked_commit or _reapply_commit. --#}
 {% macro spark__stream_commit(target, sql, mode, stream, layout={}) %}
-  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' -%}
-    {{ return(dbt_tablestream.stream_reapply_commit(target, sql, mode, stream, layout)) }}
-  {%- endif -%}
-  {%- if mode != 'overwrite' -%}
-    {%- set verdict = dbt_tablestream.stream_commit_verdict(target, stream) -%}
-    {%- if verdict == 'applied' -%}
-      {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
-      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream.stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
-      {%- endcall -%}
-      {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
-    {%- endif -%}
-  {%- endif -%}
-  {%- for statement_sql in dbt_tablestream.stream_commit_open_sql(stream, layout) -%}
-    {%- do run_query(statement_sql) -%}
-  {%- endfor -%}
-  {%- call statement('main', fetch_result=True) -%}
-    {{ sql }}
-  {%- endcall -%}
-  {%- for statement_sql in dbt_tablestream.stream_commit_close_sql(layout) -%}
-    {%- do run_query(statement_sql) -%}
-  {%- endfor -%}
-  {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
-  {%- set own = dbt_tablestream.own_commit(history, stream) -%}
-  {%- if own is not none -%}
-    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.rows_written(load_result('main'), history, own)}) }}
-  {%- endif -%}
-  {%- set marker = dbt_tablestream.find_commit_marker(history, stream.stream) -%}
-  {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}
-    {#-- Delta skipped the write: another run had recorded this window for the stream's app id. --#}
-    {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
-  {%- endif -%}
-  {{ exceptions.raise_compiler_error(
-      dbt_tablestream.stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream.stream_window_text(stream)
-      ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
-      ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
-      ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
+  {{ return(dbt_tablestream._protocol_step('commit')(target, sql, mode, stream, layout)) }}
 {% endmacro %}
 
 
@@ -179,13 +143,10 @@
 {% endmacro %}
 
 
-{#-- The table property that has Delta compact a table's small files after its writes, where the
-     session settings of spark__stream_compaction_sql cannot be made (the reapply protocol): Delta
-     then compacts once 50 files are small, with the same limits. Set when the package creates a
-     table_stream target or an offsets log; a model's own tblproperties win. --#}
+{#-- The table properties the package sets on a table_stream target or an offsets log it creates
+     (the protocol's _table_properties); a model's own tblproperties win. --#}
 {% macro stream_compaction_properties() %}
-  {%- if dbt_tablestream.stream_commit_protocol() != 'reapply' or var('tablestream_compact_every', 50) | int <= 0 -%}{{ return({}) }}{%- endif -%}
-  {{ return({'delta.autoOptimize.autoCompact': 'true'}) }}
+  {{ return(dbt_tablestream._protocol_step('table_properties')()) }}
 {% endmacro %}
 
 

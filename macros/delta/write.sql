@@ -1,9 +1,9 @@
-{#-- The target DML of a stream run, as SQL builders: a create or replace, an append, or a MERGE of
-     net changes. stream_commit runs what they return as one marked Delta commit. --#}
+{#-- The target DML of a stream run, as SQL builders: a create or replace, an append (the protocol's
+     _append_sql), or a MERGE of net changes. stream_commit runs what they return as one Delta
+     commit. --#}
 
 
-{#-- SQL that writes `sql` into `target` (mode 'overwrite' or 'append') as one Delta commit carrying
-     the stream's marker. `kept_properties`: table properties of the replaced target that the
+{#-- SQL that writes `sql` into `target` (mode 'overwrite' or 'append') as one Delta commit. `kept_properties`: table properties of the replaced target that the
      rebuilt one keeps (stream_kept_table_properties). --#}
 {% macro stream_write_sql(target, sql, mode, stream, kept_properties={}) %}
   {{ return(adapter.dispatch('stream_write_sql', 'dbt_tablestream')(target, sql, mode, stream, kept_properties)) }}
@@ -22,27 +22,8 @@ using delta
 as
 {{ sql }}
     {%- endset -%}
-  {%- elif dbt_tablestream.stream_commit_protocol() == 'reapply' -%}
-    {#-- An append that a re-applied window cannot duplicate (docs/architecture.md, "Exactly once
-         without session settings"): a version of the source is in the target whole or not at all,
-         so the window's rows of a version already there are left out. The literal bounds let Delta
-         read only the target files holding the window's versions (check_stream_reapply keeps a
-         table_stream to one input and to an output with __commit_version). --#}
-    {%- set input = stream.inputs[0] -%}
-    {%- set write_sql -%}
-merge into {{ target }} as __tablestream_target
-using (
-{{ sql }}
-) as __tablestream_window
-on __tablestream_target.__commit_version = __tablestream_window.__commit_version
-  and __tablestream_target.__commit_version >= {{ input.after + 1 }}L and __tablestream_target.__commit_version <= {{ input.through }}L
-when not matched then insert *
-    {%- endset -%}
   {%- else -%}
-    {%- set write_sql -%}
-insert into {{ target }}
-{{ sql }}
-    {%- endset -%}
+    {%- set write_sql = dbt_tablestream._protocol_step('append_sql')(target, sql, stream) -%}
   {%- endif -%}
   {{ return(write_sql) }}
 {% endmacro %}

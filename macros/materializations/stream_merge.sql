@@ -23,7 +23,7 @@
     {%- set columns = schema | map(attribute='name') | list -%}
     {%- set data_columns = columns | reject('in', ['__change_type', '__commit_version', '__commit_timestamp'] + settings.target_exclude_columns) | list -%}
     {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, data_columns, settings) -%}
-    {%- do dbt_tablestream.check_stream_reapply(stream, settings, columns) -%}
+    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns) -%}
   {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}

@@ -25,7 +25,7 @@
 {#-- Net changes per key (the default): one change per key and window, upserted or deleted. --#}
 {% macro stream_merge_net_sql(args) %}
   {%- set changes = dbt_tablestream.net_changes_sql(args.compiled_code, args['keys'], args.columns,
-                                                    touched_deletes=not args.rebuild and dbt_tablestream.stream_commit_protocol() == 'reapply') -%}
+                                                    touched_deletes=not args.rebuild and dbt_tablestream._protocol_step('reapplies_windows', args.settings.protocol)()) -%}
   {%- if args.rebuild -%}
     {{ return({'statements': [], 'upserts_sql': none,
                'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, args.settings.delete_mode == 'soft', args['keys'])}) }}
@@ -73,7 +73,7 @@
   {%- do history.update({'tracked': dbt_tablestream.history_tracked_columns(args.stream, history, args.data_columns, args['keys'], settings.sequence)}) -%}
   {%- set versions = dbt_tablestream.history_versions_sql(args.compiled_code, args['keys'], args.columns, args.data_columns, history, settings.events,
                                                            none if args.rebuild else args.existing,
-                                                           drop_applied=dbt_tablestream.stream_commit_protocol() == 'reapply') -%}
+                                                           drop_applied=dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
   {%- if args.rebuild -%}
     {{ return({'statements': [], 'upserts_sql': none, 'write_sql': dbt_tablestream.stream_history_build_sql(versions, args['keys'])}) }}
   {%- endif -%}

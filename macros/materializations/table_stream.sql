@@ -12,8 +12,8 @@
   {%- set on_schema_change = settings.on_schema_change -%}
   {%- set rows_sql = compiled_code -%}
   {%- set rows_read = none -%}
-  {%- if dbt_tablestream.stream_commit_protocol() == 'reapply' and stream.view is not none -%}
-    {%- do dbt_tablestream.check_stream_reapply(stream, settings, get_column_schema_from_query(compiled_code) | map(attribute='name') | list) -%}
+  {%- if stream.view is not none -%}
+    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code) -%}
   {%- endif -%}
   {%- if keys and settings.net_changes and stream.view is not none -%}
     {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}

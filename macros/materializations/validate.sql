@@ -242,12 +242,14 @@
 
 
 {#-- The settings of the stream model being compiled or run, validated by stream_settings_of,
-     after the checks that need the connection (the engine, and dbt-spark's shared session). --#}
+     after the checks that need the connection (the engine, and dbt-spark's shared session), with
+     the run's commit protocol (`protocol`: stream_commit_protocol's {name, reason}). --#}
 {% macro stream_settings() %}
   {%- set model_name = model.name if model is defined else this.identifier -%}
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream.validate_stream_session(model_name) -%}
-  {{ return(dbt_tablestream.stream_settings_of(dbt_tablestream.stream_configs('Model ' ~ model_name), 'Model ' ~ model_name, config.get('materialized', none))) }}
+  {%- set settings = dbt_tablestream.stream_settings_of(dbt_tablestream.stream_configs('Model ' ~ model_name), 'Model ' ~ model_name, config.get('materialized', none)) -%}
+  {{ return(dict(settings, protocol=dbt_tablestream.stream_commit_protocol())) }}
 {% endmacro %}
 
 

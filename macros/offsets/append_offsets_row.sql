@@ -1,9 +1,9 @@
 {#-- Appending to the offsets log: created empty from the row's own select, then appended. --#}
 
 
-{#-- `compact`: Delta compacts the log's small files after the append (spark__stream_compaction_sql);
-     under the reapply protocol, where no setting may be made, the log's table property does
-     (stream_compaction_properties). `unlogged_only`: the names of the rows' streams, to append
+{#-- `compact`: Delta compacts the log's small files after the append, by the session settings of
+     the protocol's _offsets_compaction_sql; under the reapply protocol, where no setting may be
+     made, the log's table property does (stream_compaction_properties). `unlogged_only`: the names of the rows' streams, to append
      only the rows whose window the log does not hold yet (spark__offsets_log_append_sql).
      Returns how many rows were appended, or none where Spark does not say. --#}
 {% macro append_offsets_row(relation, select_sql, columns=none, compact=false, unlogged_only=[]) %}
@@ -26,12 +26,12 @@
       {%- do run_query('alter table ' ~ relation ~ ' add columns (note string)') -%}
     {%- endif -%}
   {%- endif %}
-  {%- set compact = compact and dbt_tablestream.stream_commit_protocol() != 'reapply' -%}
-  {%- for statement_sql in dbt_tablestream.stream_compaction_sql(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- set compaction = dbt_tablestream._protocol_step('offsets_compaction_sql') -%}
+  {%- for statement_sql in compaction(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
   {% call statement('append_stream_offset', fetch_result=True) -%}
     {{ dbt_tablestream.offsets_log_append_sql(relation, select_sql, columns, unlogged_only) }}
   {%- endcall %}
-  {%- for statement_sql in dbt_tablestream.stream_compaction_sql(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- for statement_sql in compaction(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
   {%- set result = load_result('append_stream_offset') -%}
   {%- if result.table is not none and 'num_inserted_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_inserted_rows'] | int) }}

@@ -112,7 +112,7 @@ order by stream_name
   {%- set with_note = stream.inputs | map(attribute='note') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
   {%- for input in stream.inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
-  {%- set unlogged_only = stream.inputs | map(attribute='stream') | list if dbt_tablestream.stream_commit_protocol() == 'reapply' else [] -%}
+  {%- set unlogged_only = dbt_tablestream._protocol_step('unlogged_only')(stream) -%}
   {%- set appended = dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), dbt_tablestream.stream_compaction_due(stream.inputs), unlogged_only) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}

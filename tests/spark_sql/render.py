@@ -227,7 +227,7 @@ class ModelRender:
         row = self.call("offsets_row_sql", stream, 42)
         if first:  # later runs find the log in dbt's relation cache
             yield statement("offsets_append", self.call("offsets_log_create_sql", offsets, row))
-        unlogged_only = [stream["stream"]] if self.call("stream_commit_protocol") == "reapply" else []
+        unlogged_only = self.call("_protocol_step", "unlogged_only")({"inputs": [stream]})
         yield statement(
             "offsets_append",
             self.call("offsets_log_append_sql", offsets, row, self.call("offsets_columns"), unlogged_only),

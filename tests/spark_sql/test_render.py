@@ -112,7 +112,7 @@ def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRender
         if model == "orders_current_changes":  # stream_read: changelog, refused under reapply
             continue
         render = reapply_renderer.model(model)
-        assert render.call("stream_commit_protocol") == "reapply"
+        assert render.call("stream_commit_protocol")["name"] == "reapply"
         statements = list(render.scenario("next_run"))
         writes[model] = next(s.sql for s in statements if s.step == "write")
         appends[model] = next(s.sql for s in statements if s.step == "offsets_append")

@@ -30,10 +30,12 @@ def test_every_public_macro_is_documented() -> None:
     for path in MACROS.rglob("*.yml"):
         for entry in yaml.safe_load(path.read_text()).get("macros", []):
             documented[entry["name"]] = entry.get("description", "")
-    public = {name for name in defined if not DISPATCH_IMPLEMENTATION.match(name)}
+    public = {name for name in defined if not DISPATCH_IMPLEMENTATION.match(name) and not name.startswith("_")}
     assert public, "no macros found"
     assert sorted(public - set(documented)) == []
     assert sorted(set(documented) - defined) == []
+    # A private macro (`_name`, as dbt-utils marks its helpers) has no yml entry: a comment beside it.
+    assert sorted(name for name in documented if name.startswith("_")) == []
     assert all(documented[name].strip() for name in public)
     # dbt renders descriptions as Jinja: a code example must sit inside {% raw %}.
     unescaped = [
@@ -58,6 +60,29 @@ def test_every_engine_piece_dispatches_and_nothing_calls_an_implementation() -> 
         for call in re.findall(r"""(?:dbt_tablestream\.|["'])spark__\w+""", path.read_text())
     ]
     assert direct == []
+
+
+def test_the_commit_protocol_is_chosen_in_one_place() -> None:
+    """docs/architecture.md, "Exactly once without session settings": stream_commit_protocol
+    chooses the protocol, and every other macro reaches a protocol's step through _protocol_step,
+    never testing which protocol runs; each protocol file defines the same steps."""
+    chooser = MACROS / "protocols" / "commit_protocol.sql"
+    tests = [
+        f"{path.relative_to(MACROS)}: {match}"
+        for path in MACROS.rglob("*.sql")
+        if path != chooser
+        for match in re.findall(r"""(?:==|!=|\bin\b)\s*\[?\s*'(?:marked|reapply)'""", path.read_text())
+    ]
+    assert tests == []
+    steps = {
+        protocol: set(
+            re.findall(rf"{{%-?\s*macro\s+_{protocol}_(\w+)\(", (MACROS / "protocols" / f"{protocol}.sql").read_text())
+        )
+        for protocol in ("marked", "reapply")
+    }
+    assert steps["marked"] == steps["reapply"]
+    called = set(re.findall(r"_protocol_step\('(\w+)'", "".join(path.read_text() for path in MACROS.rglob("*.sql"))))
+    assert called == steps["marked"]
 
 
 def test_every_macro_argument_has_only_dbt_s_keys() -> None:

@@ -1,7 +1,9 @@
 {#-- Which commit protocol a run uses (docs/architecture.md, "Exactly once without session
-     settings"): 'marked', where the session may SET Delta's idempotent-write settings (a local
-     session, a Spark cluster, a Databricks cluster), or 'reapply', where it may not (a Databricks
-     SQL warehouse, and the local profile's emulate_sql_warehouse). The project var
+     settings"), chosen here and nowhere else: 'marked', where the session may SET Delta's
+     idempotent-write settings (a local session, a Spark cluster, a Databricks cluster), or
+     'reapply', where it may not (a Databricks SQL warehouse, and the local profile's
+     emulate_sql_warehouse). Each protocol is the set of `_<protocol>_<step>` macros in
+     macros/protocols/, reached through _protocol_step. The project var
      `tablestream_commit_protocol` chooses one for every target; its default, 'auto', tells them
      apart by the connection. --#}
 {% macro stream_commit_protocol() %}
@@ -9,6 +11,7 @@
 {% endmacro %}
 
 
+{#-- {name, reason}: the reason is said in the messages that refuse what a protocol cannot do. --#}
 {% macro spark__stream_commit_protocol() %}
   {%- set chosen = var('tablestream_commit_protocol', 'auto') -%}
   {%- if chosen not in ['auto', 'marked', 'reapply'] -%}
@@ -17,8 +20,23 @@
         ~ "reapply on a Databricks SQL warehouse, marked elsewhere), marked (the commit carries Delta's idempotent-write "
         ~ "session settings), reapply (no session settings: an unlogged window is re-applied). Nothing was written.") }}
   {%- endif -%}
-  {%- if chosen != 'auto' -%}{{ return(chosen) }}{%- endif -%}
-  {{ return('reapply' if dbt_tablestream.session_settings_refused() else 'marked') }}
+  {%- if chosen != 'auto' -%}
+    {{ return({'name': chosen, 'reason': "the project var tablestream_commit_protocol is '" ~ chosen ~ "'"}) }}
+  {%- endif -%}
+  {%- if not dbt_tablestream.session_settings_refused() -%}
+    {{ return({'name': 'marked', 'reason': "the session may set Delta's idempotent-write settings"}) }}
+  {%- endif -%}
+  {{ return({'name': 'reapply', 'reason': "the local profile's emulate_sql_warehouse refuses session settings" if target.get('emulate_sql_warehouse')
+             else "a Databricks SQL warehouse (an http_path under /warehouses/) refuses session settings"}) }}
+{% endmacro %}
+
+
+{#-- The protocol's macro for one step of a run (`_marked_<step>` or `_reapply_<step>`), so that
+     no caller tests which protocol runs. `protocol`: the run's (stream_settings' `protocol`);
+     outside a model run, stream_commit_protocol's. --#}
+{% macro _protocol_step(step, protocol=none) %}
+  {%- set chosen = protocol if protocol is not none else dbt_tablestream.stream_commit_protocol() -%}
+  {{ return(dbt_tablestream['_' ~ chosen.name ~ '_' ~ step]) }}
 {% endmacro %}
 
 

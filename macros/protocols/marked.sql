@@ -1,0 +1,92 @@
+{#-- The marked commit protocol (docs/architecture.md, "Exactly once"): the target DML is one Delta
+     commit carrying Delta's idempotent-write session settings and the stream's marker, and the
+     target's history proves the commit is this run's own. Each macro is one step of a run, reached
+     through _protocol_step; macros/protocols/reapply.sql holds the same steps for the reapply
+     protocol. --#}
+
+
+{#-- The step `commit`: the target DML as one marked Delta commit. Before it, the target's marker
+     says whether the window is still this run's to apply; after it, whether Delta applied it or
+     skipped it because a concurrent run had (a SetTransaction at or above this version). --#}
+{% macro _marked_commit(target, sql, mode, stream, layout={}) %}
+  {%- if mode != 'overwrite' -%}
+    {%- set verdict = dbt_tablestream.stream_commit_verdict(target, stream) -%}
+    {%- if verdict == 'applied' -%}
+      {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
+      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream.stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
+      {%- endcall -%}
+      {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
+    {%- endif -%}
+  {%- endif -%}
+  {%- for statement_sql in dbt_tablestream.stream_commit_open_sql(stream, layout) -%}
+    {%- do run_query(statement_sql) -%}
+  {%- endfor -%}
+  {%- call statement('main', fetch_result=True) -%}
+    {{ sql }}
+  {%- endcall -%}
+  {%- for statement_sql in dbt_tablestream.stream_commit_close_sql(layout) -%}
+    {%- do run_query(statement_sql) -%}
+  {%- endfor -%}
+  {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
+  {%- set own = dbt_tablestream.own_commit(history, stream) -%}
+  {%- if own is not none -%}
+    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.rows_written(load_result('main'), history, own)}) }}
+  {%- endif -%}
+  {%- set marker = dbt_tablestream.find_commit_marker(history, stream.stream) -%}
+  {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}
+    {#-- Delta skipped the write: another run had recorded this window for the stream's app id. --#}
+    {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
+  {%- endif -%}
+  {{ exceptions.raise_compiler_error(
+      dbt_tablestream.stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream.stream_window_text(stream)
+      ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
+      ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
+      ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
+{% endmacro %}
+
+
+{#-- The step `append_sql`: a later table_stream run's append, a plain insert (a window is never
+     applied twice: Delta skips a write whose marker it already holds). --#}
+{% macro _marked_append_sql(target, sql, stream) %}
+  {{ return('insert into ' ~ target ~ '\n' ~ sql) }}
+{% endmacro %}
+
+
+{#-- The step `check`: nothing to refuse before SQL runs; the marker makes every write exactly once. --#}
+{% macro _marked_check(stream, settings, sql, output_columns=none) %}
+  {{ return(none) }}
+{% endmacro %}
+
+
+{#-- The step `table_properties`: none; a run compacts through session settings
+     (spark__stream_compaction_sql) when stream_compaction_due says so. --#}
+{% macro _marked_table_properties() %}
+  {{ return({}) }}
+{% endmacro %}
+
+
+{#-- The step `offsets_compaction_sql`: the offsets log is compacted as a target is, by the session
+     settings around its append. --#}
+{% macro _marked_offsets_compaction_sql(on) %}
+  {{ return(dbt_tablestream.stream_compaction_sql(on)) }}
+{% endmacro %}
+
+
+{#-- The step `unlogged_only`: none; the offsets row is appended blind, as the target's marker
+     already kept a concurrent run from applying the window twice. --#}
+{% macro _marked_unlogged_only(stream) %}
+  {{ return([]) }}
+{% endmacro %}
+
+
+{#-- The step `session_refusal`: none; the session may set what a read needs. --#}
+{% macro _marked_session_refusal(subject, setting, remedy) %}
+  {{ return(none) }}
+{% endmacro %}
+
+
+{#-- The step `reapplies_windows`: false; a window is applied once, so the SQL builders need not
+     make a second application a no-op. --#}
+{% macro _marked_reapplies_windows() %}
+  {{ return(false) }}
+{% endmacro %}

@@ -1,0 +1,151 @@
+{#-- The reapply commit protocol (docs/architecture.md, "Exactly once without session settings"):
+     no session setting and no marker. The offsets log alone is the stream's position; every write
+     leaves the target as one application of the window would, so a window whose offsets row a
+     crash lost is simply applied again by the next run. Each macro is one step of a run, reached
+     through _protocol_step; macros/protocols/marked.sql holds the same steps for the marked
+     protocol. --#}
+
+
+{#-- The step `commit`: the target DML with no session setting and no marker. Before a write on
+     top of the target (append or merge), the offsets log must still hold the position this run
+     read from: a run that logged a later window has already applied this one (refused, nothing
+     written). Two runs that both pass the check and write at once conflict in
+     Delta, as their MERGEs read the files the other rewrites, and one fails; two that write one
+     after the other both apply the window (the second changes nothing) and the offsets log takes
+     the first row only (append_stream_offset). --#}
+{% macro _reapply_commit(target, sql, mode, stream, layout={}) %}
+  {%- if mode != 'overwrite' -%}
+    {%- do dbt_tablestream.check_stream_position_unmoved(stream) -%}
+  {%- endif -%}
+  {%- if layout.get('compact') -%}
+    {#-- A target built under the marked protocol lacks the property that compacts it here. --#}
+    {%- set properties = dbt_tablestream.stream_compaction_properties() -%}
+    {%- set present = run_query(dbt_tablestream.table_properties_sql(target)).rows | map(attribute=0) | list -%}
+    {%- for key, value in properties.items() if key not in present -%}
+      {%- do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value) ~ ')') -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- call statement('main', fetch_result=True) -%}
+    {{ sql }}
+  {%- endcall -%}
+  {%- set result = load_result('main') -%}
+  {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
+    {{ return({'code': 'OK', 'rows_affected': result.table.rows[0]['num_affected_rows'] | int}) }}
+  {%- endif -%}
+  {#-- A CREATE OR REPLACE reports nothing: its commit is the target's latest, as nothing else writes a target being rebuilt. --#}
+  {%- set history = run_query(dbt_tablestream.describe_history_sql(target, 1)).rows -%}
+  {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.commit_output_rows(history, history[0]['version'] | int) if history else none}) }}
+{% endmacro %}
+
+
+{#-- The step `append_sql`: an append that a re-applied window cannot duplicate. A version of the
+     source is in the target whole or not at all, so the window's rows of a version already there
+     are left out. The literal bounds let Delta read only the target files holding the window's
+     versions (_reapply_check keeps a table_stream to one input and to an output with
+     __commit_version). --#}
+{% macro _reapply_append_sql(target, sql, stream) %}
+  {%- set input = stream.inputs[0] -%}
+  {%- set append_sql -%}
+merge into {{ target }} as __tablestream_target
+using (
+{{ sql }}
+) as __tablestream_window
+on __tablestream_target.__commit_version = __tablestream_window.__commit_version
+  and __tablestream_target.__commit_version >= {{ input.after + 1 }}L and __tablestream_target.__commit_version <= {{ input.through }}L
+when not matched then insert *
+  {%- endset -%}
+  {{ return(append_sql) }}
+{% endmacro %}
+
+
+{#-- The step `check`: refuses before any SQL runs what it cannot apply exactly once:
+     a file bound, which only a session setting can give a MERGE; and a table_stream whose
+     re-applied window could not be told from the rows already appended (several inputs, whose
+     versions count different sources, or an output without __commit_version). `output_columns`:
+     the model's, or none to read them from `sql`, the model's compiled code. --#}
+{% macro _reapply_check(stream, settings, sql, output_columns=none) %}
+  {%- set subject = "Model " ~ model.name ~ " (stream " ~ stream.stream ~ " on " ~ stream.source ~ ", commit protocol reapply: "
+      ~ settings.protocol.reason ~ ")" -%}
+  {%- if 'max_rows_per_file' in settings.configured -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": max_rows_per_file needs the session setting spark.sql.files.maxRecordsPerFile, "
+        ~ "which a SQL warehouse refuses. Remove it and size the target's files with the table property delta.targetFileSize "
+        ~ "(tblproperties). Nothing was written.") }}
+  {%- endif -%}
+  {%- if settings.materialized == 'table_stream' and stream.inputs | length > 1 -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a table_stream reading several streams cannot be re-applied safely, as its "
+        ~ "rows do not say which source a version belongs to. Give each stream its own table_stream, read them in a stream_merge, "
+        ~ "or run on a cluster (tablestream_commit_protocol: marked). Nothing was written.") }}
+  {%- endif -%}
+  {%- if settings.materialized == 'table_stream' and settings.unique_key and settings.net_changes -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a keyed table_stream appends each key's net change, and a window applied "
+        ~ "again after a lost offsets row would net over a longer window than the rows already appended. Set net_changes: false "
+        ~ "(every change row; net them downstream), use a stream_merge, or run on a cluster (tablestream_commit_protocol: marked). "
+        ~ "Nothing was written.") }}
+  {%- endif -%}
+  {%- set output_columns = output_columns if output_columns is not none else get_column_schema_from_query(sql) | map(attribute='name') | list -%}
+  {%- if settings.materialized == 'table_stream' and '__commit_version' not in output_columns | map('lower') | list -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": the output of the model lacks __commit_version, by which a re-applied "
+        ~ "window's rows already in the target are recognised. Select __commit_version from the stream. Nothing was written.") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#-- The step `table_properties`: Delta compacts a table's small files after its writes by a table
+     property, where the session settings of spark__stream_compaction_sql cannot be made: once 50
+     files are small, with the same limits. Set when the package creates a table_stream target or an
+     offsets log, and added by _reapply_commit to a target built under the marked protocol. --#}
+{% macro _reapply_table_properties() %}
+  {{ return({'delta.autoOptimize.autoCompact': 'true'} if var('tablestream_compact_every', 50) | int > 0 else {}) }}
+{% endmacro %}
+
+
+{#-- The step `offsets_compaction_sql`: none; the log's table property compacts it. --#}
+{% macro _reapply_offsets_compaction_sql(on) %}
+  {{ return([]) }}
+{% endmacro %}
+
+
+{#-- The step `unlogged_only`: the names of the stream's inputs. A concurrent run may have applied
+     and logged the same window meanwhile, so only a window the log does not hold is appended
+     (spark__offsets_log_append_sql). --#}
+{% macro _reapply_unlogged_only(stream) %}
+  {{ return(stream.inputs | map(attribute='stream') | list) }}
+{% endmacro %}
+
+
+{#-- The step `session_refusal`: a read that needs the session setting `setting` is refused, as a
+     SQL warehouse lets a session neither read nor set it. --#}
+{% macro _reapply_session_refusal(subject, setting, remedy) %}
+  {%- set protocol = dbt_tablestream.stream_commit_protocol() -%}
+  {{ return(subject ~ " needs the session setting " ~ setting ~ ", which a SQL warehouse does not let a session read or set (commit protocol reapply: "
+            ~ protocol.reason ~ "). Nothing was written. " ~ remedy) }}
+{% endmacro %}
+
+
+{#-- The step `reapplies_windows`: true; a window may be applied again on top of itself, so the SQL
+     builders make a second application change nothing (net_changes_sql's touched_deletes,
+     history_versions_sql's drop_applied). --#}
+{% macro _reapply_reapplies_windows() %}
+  {{ return(true) }}
+{% endmacro %}
+
+
+{% macro check_stream_position_unmoved(stream) %}
+  {{ return(adapter.dispatch('check_stream_position_unmoved', 'dbt_tablestream')(stream)) }}
+{% endmacro %}
+
+
+{#-- Refuses the write when the offsets log moved an input past where this run read it from:
+     another run of the stream logged a later window (or a reset) after this run compiled. --#}
+{% macro spark__check_stream_position_unmoved(stream) %}
+  {%- for input in stream.inputs if input.view is not none -%}
+    {%- set logged = dbt_tablestream.read_stream_offset(input.stream) -%}
+    {%- if logged is not none and ((logged.epoch | int) != input.epoch or (logged.to_version is not none and (logged.to_version | int) > input.after)) -%}
+      {{ exceptions.raise_compiler_error(
+          dbt_tablestream.stream_subject(input.stream) ~ " is being consumed by another run: the offsets log moved it to "
+          ~ ("epoch " ~ logged.epoch if (logged.epoch | int) != input.epoch else "version " ~ logged.to_version)
+          ~ " after this run read " ~ input.source ~ " from version " ~ input.after
+          ~ ". Nothing was written; run again to apply what is left.") }}
+    {%- endif -%}
+  {%- endfor -%}
+{% endmacro %}
