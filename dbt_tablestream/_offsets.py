@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from dbt_tablestream._documents import HistoryEntry, OffsetsRow, StreamHealth, StreamStatus
 from dbt_tablestream._macros import render
 from dbt_tablestream._warehouse import table_dir
 
@@ -19,13 +20,14 @@ OFFSETS_TABLE = "tablestream_offsets"
 RESET, DROPPED = "reset", "dropped"
 
 
-def offsets_rows(warehouse: Path, schema: str) -> list[dict[str, Any]]:
+def offsets_rows(warehouse: Path, schema: str) -> list[OffsetsRow]:
     from deltalake import DeltaTable
 
     path = table_dir(warehouse, schema, OFFSETS_TABLE)
     if not DeltaTable.is_deltatable(str(path)):
         return []
-    return table_rows(DeltaTable(str(path)))
+    rows: list[OffsetsRow] = table_rows(DeltaTable(str(path)))  # type: ignore[assignment]
+    return rows
 
 
 def table_rows(table: Any) -> list[dict[str, Any]]:
@@ -35,20 +37,23 @@ def table_rows(table: Any) -> list[dict[str, Any]]:
     import pyarrow as pa
     from deltalake import QueryBuilder
 
-    return pa.table(QueryBuilder().register("rows", table).execute("select * from rows").read_all()).to_pylist()
+    rows: list[dict[str, Any]] = pa.table(
+        QueryBuilder().register("rows", table).execute("select * from rows").read_all()
+    ).to_pylist()
+    return rows
 
 
-def position_key(row: dict[str, Any]) -> tuple[int, int, datetime]:
+def position_key(row: OffsetsRow) -> tuple[int, int, datetime]:
     """The order of a stream's offsets rows, as the macros order them; the last is its position."""
-    to_version = row["to_version"] if row["to_version"] is not None else -1
-    committed = row["committed_at"] or datetime.min.replace(tzinfo=timezone.utc)
+    to_version = row.get("to_version")
+    committed = row.get("committed_at") or datetime.min.replace(tzinfo=timezone.utc)
     if committed.tzinfo is None:
         committed = committed.replace(tzinfo=timezone.utc)
-    return (row["epoch"], to_version, committed)
+    return (row["epoch"], to_version if to_version is not None else -1, committed)
 
 
-def latest_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    latest: dict[str, dict[str, Any]] = {}
+def latest_rows(rows: list[OffsetsRow]) -> dict[str, OffsetsRow]:
+    latest: dict[str, OffsetsRow] = {}
     for row in rows:
         current = latest.get(row["stream_name"])
         if current is None or position_key(row) > position_key(current):
@@ -64,7 +69,7 @@ def document_value(value: Any) -> Any:
     return value
 
 
-def stream_history(warehouse: Path, schemas: list[str], name: str, limit: int) -> list[dict[str, Any]]:
+def stream_history(warehouse: Path, schemas: list[str], name: str, limit: int) -> list[HistoryEntry]:
     """The offsets-log rows of the stream ``name``, or else of the streams of the model ``name``
     (whose target is `<schema>.<name>`), from the logs of ``schemas``: each stream's ``limit``
     latest, newest first, as stream_history_entry reports them."""
@@ -87,7 +92,7 @@ def stream_names(warehouse: Path, schemas: list[str]) -> list[str]:
     return sorted({row["stream_name"] for schema in schemas for row in offsets_rows(warehouse, schema)})
 
 
-def stream_statuses(warehouse: Path, schema: str) -> list[dict[str, Any]]:
+def stream_statuses(warehouse: Path, schema: str) -> list[StreamStatus]:
     """The status of every stream in ``schema``'s offsets log, as stream_status_document reports
     it, with what the Delta logs say (staleness not checked)."""
     rows = offsets_rows(warehouse, schema)
@@ -129,14 +134,14 @@ def log_file_millis(table: Any, version: int) -> int | None:
     return log_file.stat().st_mtime_ns // 1_000_000 if log_file and log_file.exists() else None
 
 
-def stream_health(warehouse: Path, row: dict[str, Any]) -> dict[str, Any]:
+def stream_health(warehouse: Path, row: OffsetsRow) -> StreamHealth:
     """stream_health's keys from the Delta logs: positions, not staleness (`stale` none)."""
     from deltalake import DeltaTable
 
     source, offset = row["source"], row["to_version"]
     source_schema, _, source_name = source.rpartition(".")
     path = table_dir(warehouse, source_schema.rpartition(".")[2], source_name)
-    health: dict[str, Any] = {
+    health: StreamHealth = {
         "offset_time": None,
         "source_version": None,
         "source_time": None,

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dbt_tablestream._documents import OffsetsRow, PendingEntry
 from dbt_tablestream._macros import render
 from dbt_tablestream._offsets import DROPPED, latest_rows, offsets_rows
 from dbt_tablestream._warehouse import table_dir
@@ -43,7 +44,7 @@ def stream_models(project_dir: Path) -> dict[str, dict[str, str]] | None:
     return models
 
 
-def source_state(warehouse: Path, position: dict[str, Any]) -> dict[str, Any]:
+def source_state(warehouse: Path, position: OffsetsRow) -> dict[str, Any]:
     """What `stream_pending_reason` reads of a source: exists, table_id, version, and the commits
     after the stream's offset with their operation."""
     from deltalake import DeltaTable
@@ -65,9 +66,7 @@ def source_state(warehouse: Path, position: dict[str, Any]) -> dict[str, Any]:
     return {"exists": True, "table_id": table.metadata().id, "version": latest, "commits": commits}
 
 
-def pending_streams(
-    project_dir: Path, warehouse: Path, schema: str | None, default_schema: str
-) -> list[dict[str, Any]]:
+def pending_streams(project_dir: Path, warehouse: Path, schema: str | None, default_schema: str) -> list[PendingEntry]:
     """Every pending stream model as `pending_streams` reports it (model, selector, stream, source,
     offset_version, source_version, reason), then the stream models that never ran."""
     models = stream_models(project_dir)
@@ -78,7 +77,7 @@ def pending_streams(
             "here). Run `dbt parse` first; until then, treat every stream model as pending."
         )
     schemas = [schema] if schema else sorted({model["schema"] for model in models.values()} | {default_schema})
-    pending: list[dict[str, Any]] = []
+    pending: list[PendingEntry] = []
     seen: set[str] = set()
     for each_schema in schemas:
         for row in sorted(latest_rows(offsets_rows(warehouse, each_schema)).values(), key=lambda r: r["stream_name"]):
@@ -96,6 +95,6 @@ def pending_streams(
     return pending
 
 
-def selectors(pending: list[dict[str, Any]]) -> list[str]:
+def selectors(pending: list[PendingEntry]) -> list[str]:
     """One dbt selector per pending model, in order, each once."""
     return list(dict.fromkeys(entry["selector"] for entry in pending))

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+
+from dbt_tablestream._documents import HistoryEntry, StreamStatus
 
 COLUMNS = (
     "stream",
@@ -48,7 +49,7 @@ def text(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def status_row(status: dict[str, Any]) -> tuple[str, ...]:
+def status_row(status: StreamStatus) -> tuple[str, ...]:
     lag = status["lag_seconds"]
     stale = status["stale"]
     return (
@@ -77,7 +78,7 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def status_table(statuses: list[dict[str, Any]]) -> str:
+def status_table(statuses: list[StreamStatus]) -> str:
     """The human form: one line per stream, then each stream's problem and remedy."""
     if not statuses:
         return "No streams yet: a stream appears here after its model's first successful run."
@@ -88,7 +89,7 @@ def status_table(statuses: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def history_table(rows: list[dict[str, Any]]) -> str:
+def history_table(rows: list[HistoryEntry]) -> str:
     """History entries as a text table; with a stream column when they are of several streams
     (a model reading several sources)."""
     several = len({row["stream_name"] for row in rows}) > 1

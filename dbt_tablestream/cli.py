@@ -215,7 +215,13 @@ def local_warehouse(project_dir: Path, target: dict[str, Any]) -> Path:
 
 
 def operation_command(
-    project_dir: Path, directory: Path, args: argparse.Namespace, macro: str, macro_args: dict, *, quiet: bool = False
+    project_dir: Path,
+    directory: Path,
+    args: argparse.Namespace,
+    macro: str,
+    macro_args: dict[str, Any],
+    *,
+    quiet: bool = False,
 ) -> list[str]:
     """dbt's arguments for `dbt run-operation dbt_tablestream.<macro>` with the command's dbt flags."""
     # With --output json (or quiet), dbt logs errors only: the command prints the macro's document.
@@ -281,7 +287,7 @@ def run_operation(
     directory: Path,
     args: argparse.Namespace,
     macro: str,
-    macro_args: dict,
+    macro_args: dict[str, Any],
     *,
     quiet: bool = False,
 ) -> list[str]:
@@ -366,7 +372,7 @@ def command(args: argparse.Namespace) -> int:
     local = target.get("type") == "tablestream"
     schemas = [args.schema] if args.schema else None
 
-    def operation(macro: str, macro_args: dict) -> int:
+    def operation(macro: str, macro_args: dict[str, Any]) -> int:
         """Runs a macro that takes `format`; in JSON mode prints its document."""
         printed = run_operation(project_dir, directory, args, macro, macro_args)
         if args.json:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from dbt_tablestream._documents import StreamMode
 from dbt_tablestream._macros import render
 from dbt_tablestream.exceptions import StreamError
 
@@ -109,7 +110,7 @@ class TableStream:
         source: str,
         name: str,
         offsets_schema: str,
-        mode: str | None = None,
+        mode: StreamMode | None = None,
         start_at: str | Mapping[str, int] | None = None,
         target: str | None = None,
     ) -> None:
@@ -131,7 +132,7 @@ class TableStream:
         self.offsets_schema = offsets_schema.lower()
         self.offsets_relation = f"`{self.offsets_schema}`.`tablestream_offsets`"
         self.settings: dict[str, Any] = settings
-        self.mode: str = settings["stream_mode"]
+        self.mode: StreamMode = settings["stream_mode"]
         self.start_at: str | Mapping[str, int] = settings["start_at"]
         self.target = target.lower() if target else None
         self._position()  # creates the stream: its start is logged now, so later changes are pending
@@ -276,7 +277,8 @@ class TableStream:
         read with the source's columns at the window's schema version."""
         read = render("window_schema_relation", self.relation, window)
         columns = self.spark.sql(f"select * from {read} limit 0").schema.fields
-        return "select * from " + render("change_rows_sql", window, self.relation, columns)
+        rows_sql: str = render("change_rows_sql", window, self.relation, columns)
+        return "select * from " + rows_sql
 
     def consume(self, fn: Callable[[DataFrame], T] | None = None) -> Any:
         """``consume(fn)``: call ``fn`` with the pending changes; when it returns, advance the stream
@@ -360,7 +362,7 @@ def open_stream(
     source: str,
     name: str,
     offsets_schema: str,
-    mode: str | None = None,
+    mode: StreamMode | None = None,
     start_at: str | Mapping[str, int] | None = None,
     target: str | None = None,
 ) -> TableStream:

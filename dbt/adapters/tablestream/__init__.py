@@ -32,7 +32,7 @@ def _require_engine() -> None:
 
 
 def _build_plugin() -> Any:
-    from dbt.adapters.base import AdapterPlugin
+    from dbt.adapters.base.plugin import AdapterPlugin
 
     from dbt.include import tablestream
 

@@ -139,7 +139,9 @@ class LocalSpark:
         """The calling thread's session for these settings; a thread that comes with other
         settings (another profile in the same process) gets a fresh session, not a mix of both."""
         key = (warehouse, tuple(sorted(overrides.items())))
-        cached = getattr(cls._threads, "session", None)
+        cached: tuple[tuple[Path, tuple[tuple[str, str], ...]], SparkSession] | None = getattr(
+            cls._threads, "session", None
+        )
         if cached is None or cached[0] != key:
             root = cls.root(warehouse, overrides)
             session = root.newSession()
@@ -273,7 +275,7 @@ def launch_jvm(settings: Mapping[str, str], log: Path) -> None:
 
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
     with open(log, "ab") as output:
-        gateway = launch_gateway(conf, popen_kwargs={"stdout": output, "stderr": output})
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": output, "stderr": output})  # type: ignore[no-untyped-call]
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
@@ -346,7 +348,7 @@ def start_session(warehouse: Path, overrides: Mapping[str, str]) -> SparkSession
             "not be fetched, see docs/local-profile.md, 'Offline' (spark.jars)."
         ) from error
     if existing is not None:
-        running = spark.conf.get("spark.sql.warehouse.dir", "")
+        running = spark.conf.get("spark.sql.warehouse.dir", "") or ""
         if Path(running.removeprefix("file:")).resolve() != warehouse:
             logger.warning(
                 f"tablestream: this process already runs a Spark session with warehouse {running}; "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
-from dbt.adapters.exceptions import FailedToConnectError
+from dbt.adapters.exceptions.connection import FailedToConnectError
 from dbt.adapters.spark.connections import SparkConnectionManager, SparkConnectionMethod, SparkCredentials
 from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
@@ -238,16 +238,16 @@ class TablestreamConnectionManager(SparkConnectionManager):
     def open(cls, connection: Connection) -> Connection:
         if connection.state == ConnectionState.OPEN:
             return connection
-        credentials: TablestreamCredentials = connection.credentials  # type: ignore[assignment]
+        credentials: TablestreamCredentials = connection.credentials
         warehouse = credentials.warehouse_path(cls.project_root)
         settings = {key: str(value) for key, value in credentials.server_side_parameters.items()}
         try:
             LocalSpark.root(warehouse, settings)
         except TablestreamError as error:
-            connection.state = ConnectionState.FAIL  # type: ignore[assignment]
+            connection.state = ConnectionState.FAIL
             raise FailedToConnectError(str(error)) from error
         connection.handle = ThreadSessionConnectionWrapper(
-            ThreadSessionConnection(warehouse, settings, bool(credentials.emulate_sql_warehouse))
-        )  # type: ignore[arg-type]
-        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+            ThreadSessionConnection(warehouse, settings, bool(credentials.emulate_sql_warehouse))  # type: ignore[arg-type]
+        )
+        connection.state = ConnectionState.OPEN
         return connection

@@ -23,7 +23,7 @@ FAULT_WAIT_SECONDS = 300.0
 
 
 class TablestreamAdapter(SparkAdapter):
-    ConnectionManager = TablestreamConnectionManager  # type: ignore[assignment]
+    ConnectionManager = TablestreamConnectionManager
 
     def __init__(self, config: Any, mp_context: Any) -> None:
         super().__init__(config, mp_context)
