@@ -53,4 +53,3 @@ def test_an_offsets_row_has_the_log_s_columns_and_its_modes_are_the_spec_s() -> 
     spec = render("stream_config_spec")
     assert list(get_args(StreamMode)) == list(spec["stream_mode"]["accepted"])
     assert list(get_args(OffsetsMode)) == [*get_args(StreamMode), RESET, DROPPED]
-
