@@ -250,7 +250,7 @@ class TableStream:
         )
         parts = render("stream_window_parts", window, position.table_id, commits)
         recreated = parts.pop("recreated")
-        window.update(parts)
+        window = render("stream_input_with", window, parts)
         if window["after"] < window["through"] or recreated:
             retained_from = None
             if commits is not None:
@@ -259,7 +259,7 @@ class TableStream:
             if problem is not None:
                 raise StreamError(problem["message"])
         if window["after"] < window["through"]:
-            window["view"] = render("window_relation_sql", self.source, window)
+            window = render("stream_input_with", window, {"view": render("window_relation_sql", self.source, window)})
         return StreamWindow(self, position, window)
 
     def _history_since(self, first: int, through: int) -> list[dict[str, Any]]:

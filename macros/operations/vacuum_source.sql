@@ -120,16 +120,15 @@
       {%- do times.update({commit['version'] | int: commit['timestamp']}) -%}
     {%- endfor -%}
   {%- endif -%}
-  {%- for stream in streams -%}
-    {%- set first = times.get(stream.offset_version + 1) if stream.offset_version < latest else none -%}
+  {%- for reader in streams -%}
+    {%- set first = times.get(reader.offset_version + 1) if reader.offset_version < latest else none -%}
     {%- set seconds = (now - first).total_seconds() if first is not none else 0 -%}
-    {%- do stream.update({'behind_seconds': [seconds, 0] | max,
-                          'needs_hours': (([seconds, 0] | max) / 3600) | round(0, 'ceil') | int + 1 if first is not none else 0}) -%}
-    {%- if stream.offset_version < latest and first is none -%}
-      {%- do plan.notes.append("stream " ~ stream.stream ~ " (offset " ~ stream.offset_version ~ "): the log of " ~ source
-          ~ " no longer holds version " ~ (stream.offset_version + 1) ~ ", so it is stale already; nothing is kept for it.") -%}
+    {%- if reader.offset_version < latest and first is none -%}
+      {%- do plan.notes.append("stream " ~ reader.stream ~ " (offset " ~ reader.offset_version ~ "): the log of " ~ source
+          ~ " no longer holds version " ~ (reader.offset_version + 1) ~ ", so it is stale already; nothing is kept for it.") -%}
     {%- endif -%}
-    {%- do plan.streams.append(stream) -%}
+    {%- do plan.streams.append(dict(reader, behind_seconds=[seconds, 0] | max,
+                                    needs_hours=(([seconds, 0] | max) / 3600) | round(0, 'ceil') | int + 1 if first is not none else 0)) -%}
   {%- endfor -%}
   {%- set ordered = plan.streams | sort(attribute='needs_hours', reverse=true) | list -%}
   {%- do plan.update({'streams': ordered}) -%}

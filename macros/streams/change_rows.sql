@@ -6,10 +6,7 @@
 {% macro change_rows_sql(stream, source_relation, columns=none, marked=true) %}
   {#-- An empty window selects no row, so `*` gives the source's columns without describing them. --#}
   {%- set columns = columns if columns is not none or stream.view is none else adapter.get_columns_in_relation(source_relation) -%}
-  {%- set marked_stream = {} -%}
-  {%- do marked_stream.update(stream) -%}
-  {%- do marked_stream.update({'view': none if stream.view is none else 'window'}) -%}
-  {%- set marker = tojson(marked_stream) | replace('/', '\\/') -%}
+  {%- set marker = tojson(dict(stream, view=none if stream.view is none else 'window')) | replace('/', '\\/') -%}
   {%- set column_list -%}
     {%- if columns is none %}*, {% else -%}
     {%- for column in columns %}{{ adapter.quote(column.name) }}, {% endfor -%}

@@ -60,14 +60,14 @@
         ~ " of " ~ source ~ ", and " ~ ("a read from the Delta log (stream_read: delta_log, on_feed_off: delta_log)" if from_log else "Delta")
         ~ " reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
   {%- endif -%}
-  {%- do range.update({'appends_only': dbt_tablestream.window_appends_only(first - 1, last, window_rows)}) -%}
+  {%- set range = dbt_tablestream.stream_input_with(range, {'appends_only': dbt_tablestream.window_appends_only(first - 1, last, window_rows)}) -%}
   {%- set problem = dbt_tablestream.window_problem(relation, range, none, window_rows, retained_from) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem.message) }}{%- endif -%}
   {%- if from_log -%}
-    {%- do range.files.update({'versions': dbt_tablestream.window_log_versions(range, window_rows)}) -%}
+    {%- set range = dbt_tablestream.stream_input_with(range, {'files': dict(range.files, versions=dbt_tablestream.window_log_versions(range, window_rows))}) -%}
   {%- endif -%}
   {%- set columns = dbt_tablestream.window_columns(relation, range) -%}
-  {%- do range.update({'view': dbt_tablestream.window_relation_sql(relation, range, columns)}) -%}
+  {%- set range = dbt_tablestream.stream_input_with(range, {'view': dbt_tablestream.window_relation_sql(relation, range, columns)}) -%}
   {{ return(dbt_tablestream.change_rows_sql(range, relation, columns, false)) }}
 {% endmacro %}
 

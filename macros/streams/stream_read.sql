@@ -87,7 +87,7 @@
   {%- set window_rows = dbt_tablestream.stream_window_commits(relation, stream, state.history) -%}
   {%- set parts = dbt_tablestream.stream_window_parts(stream, table_id, window_rows) -%}
   {%- set recreated = parts.pop('recreated') -%}
-  {%- do stream.update(parts) -%}
+  {%- set stream = dbt_tablestream.stream_input_with(stream, parts) -%}
   {%- if snapshot or after < through or recreated -%}
     {#-- With on_stale other than fail, a stale or recreated source is recovered from, not refused
          (recover_stale_stream); any other problem is refused. --#}
@@ -96,12 +96,12 @@
     {%- set recovered = problem is not none and on_stale != 'fail' and not restart
                         and problem.kind in ['stale', 'recreated', 'restored'] -%}
     {%- if recovered -%}
-      {%- do dbt_tablestream.recover_stale_stream(stream, on_stale, problem.message, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
+      {%- set stream = dbt_tablestream.recover_stale_stream(stream, on_stale, problem.message, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
       {{ exceptions.raise_compiler_error(problem.message) }}
     {%- endif -%}
     {%- if from_log and not stream.snapshot -%}
-      {%- do stream.files.update({'versions': dbt_tablestream.window_log_versions(stream, window_rows)}) -%}
+      {%- set stream = dbt_tablestream.stream_input_with(stream, {'files': dict(stream.files, versions=dbt_tablestream.window_log_versions(stream, window_rows))}) -%}
     {%- endif -%}
   {%- endif -%}
   {#-- Described once, for the window's read and the change rows' select list; an empty window's
@@ -109,7 +109,7 @@
   {%- set columns = none -%}
   {%- if stream.snapshot or stream.after < stream.through -%}
     {%- set columns = dbt_tablestream.window_columns(relation, stream) -%}
-    {%- do stream.update({'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true, columns)}) -%}
+    {%- set stream = dbt_tablestream.stream_input_with(stream, {'view': dbt_tablestream.register_stream_window(relation, stream, table_id, true, columns)}) -%}
   {%- endif -%}
   {{ return({'stream': stream, 'columns': columns}) }}
 {% endmacro %}
@@ -126,21 +126,22 @@
      was recreated moves to a new epoch at the source's latest version instead of failing:
      `resnapshot` rebuilds the target from a snapshot there, `skip_to_latest` applies nothing and
      leaves the versions in between unapplied. Either way a warning says what happened, and the
-     offsets row's note records why. --#}
+     offsets row's note records why. Returns the input in its new epoch. --#}
 {% macro recover_stale_stream(stream, on_stale, problem, epoch) %}
   {%- set skipped = stream.after ~ ', ' ~ stream.latest -%}
   {#-- The window it replaces is not read, nor the older schema it would have been read with. --#}
-  {%- do dbt_tablestream.stream_input_in_epoch(stream, epoch) -%}
-  {%- do stream.update({'split': none, 'schema_version': none, 'schema_change': none,
-                        'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem}) -%}
-  {%- if on_stale == 'resnapshot' -%}
-    {%- do stream.update({'restart': true, 'snapshot': true}) -%}
+  {%- set resnapshot = on_stale == 'resnapshot' -%}
+  {%- set moved = {'epoch': epoch, 'split': none, 'schema_version': none, 'schema_change': none,
+                   'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem} -%}
+  {%- set stream = dbt_tablestream.stream_input_with(stream, dict(moved, restart=true, snapshot=true) if resnapshot else moved) -%}
+  {%- if resnapshot -%}
     {%- do exceptions.warn(dbt_tablestream.stream_subject(stream.stream) ~ " (on_stale: resnapshot): the target is rebuilt from a snapshot of " ~ stream.source
         ~ " at version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
   {%- else -%}
     {%- do exceptions.warn(dbt_tablestream.stream_subject(stream.stream) ~ " (on_stale: skip_to_latest): skipped the versions (" ~ skipped ~ "] of " ~ stream.source
         ~ "; their changes are not in the target. The offset moves to version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
   {%- endif -%}
+  {{ return(stream) }}
 {% endmacro %}
 
 

@@ -52,10 +52,16 @@
 {% endmacro %}
 
 
-{#-- The input in a new epoch (on_stale, recover_stale_stream): its app id follows the epoch. --#}
-{% macro stream_input_in_epoch(input, epoch) %}
-  {%- do input.update({'epoch': epoch, 'stream_id': dbt_tablestream.stream_app_id([input.stream], [epoch])}) -%}
-  {{ return(input) }}
+{#-- A new input: `input` with `changes`, which may only set keys an input has, the stream_id left
+     to follow the epoch. An input is never changed in place: each step of resolving a stream makes
+     its own, so no key escapes stream_input's check. --#}
+{% macro stream_input_with(input, changes) %}
+  {%- for name in changes if name not in input or name == 'stream_id' -%}
+    {{ exceptions.raise_compiler_error("stream_input_with: unknown key " ~ name ~ " (stream_value.yml lists the keys; stream_id follows the epoch).") }}
+  {%- endfor -%}
+  {%- set epoch = changes.get('epoch', input.epoch) -%}
+  {%- set changed = dict(changes, stream_id=dbt_tablestream.stream_app_id([input.stream], [epoch]) if epoch is not none else none) -%}
+  {{ return(dict(input, **changed)) }}
 {% endmacro %}
 
 
