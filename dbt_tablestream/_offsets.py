@@ -8,6 +8,7 @@ command asks dbt for it with `--check`, and this module does not repeat it.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,23 @@ def table_rows(table: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def position_key(row: OffsetsRow) -> tuple[int, int, datetime]:
-    """The order of a stream's offsets rows, as the macros order them; the last is its position."""
-    to_version = row.get("to_version")
-    committed = row.get("committed_at") or datetime.min.replace(tzinfo=timezone.utc)
-    if committed.tzinfo is None:
-        committed = committed.replace(tzinfo=timezone.utc)
-    return (row["epoch"], to_version if to_version is not None else -1, committed)
+def position_key(row: OffsetsRow) -> tuple[tuple[bool, Any], ...]:
+    """The order of a stream's offsets rows, by the macros' offsets_position_columns with a NULL
+    first (offsets_position_order_sql); the last is its position. delta-rs reads a time with its
+    zone, Spark's rows without: both are compared in UTC."""
+    values = [row.get(column) for column in _position_columns()]
+    return tuple(
+        (
+            value is not None,
+            value.replace(tzinfo=timezone.utc) if isinstance(value, datetime) and not value.tzinfo else value,
+        )
+        for value in values
+    )
+
+
+@cache
+def _position_columns() -> tuple[str, ...]:
+    return tuple(render("offsets_position_columns"))
 
 
 def latest_rows(rows: list[OffsetsRow]) -> dict[str, OffsetsRow]:

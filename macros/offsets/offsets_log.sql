@@ -23,13 +23,32 @@
 {% endmacro %}
 
 
+{#-- The order of a stream's offsets rows, oldest first: by epoch, then by the version reached (a
+     reset back to start_at reaches none, which comes first), then by when the row was written. The
+     last row is the stream's position. `newest_first` reverses it. The Python reader of the log
+     (dbt_tablestream/_offsets.py) orders by offsets_position_columns, so the order is written here once. --#}
+{% macro offsets_position_order_sql(newest_first=false) %}
+  {%- set ordered = [] -%}
+  {%- for column in dbt_tablestream.offsets_position_columns() -%}
+    {%- do ordered.append(column ~ (' desc nulls last' if newest_first else ' nulls first')) -%}
+  {%- endfor -%}
+  {{ return(ordered | join(', ')) }}
+{% endmacro %}
+
+
+{#-- The columns that order a stream's offsets rows (offsets_position_order_sql), a NULL first. --#}
+{% macro offsets_position_columns() %}
+  {{ return(['epoch', 'to_version', 'committed_at']) }}
+{% endmacro %}
+
+
 {#-- The stream's latest row, and how many rows it has (`runs`: stream_compaction_due). --#}
 {% macro read_stream_offset_sql(relation, stream_name) %}
   {%- set query -%}
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from {{ relation }}
 where stream_name = '{{ stream_name }}'
-order by epoch desc, to_version desc nulls last, committed_at desc
+order by {{ dbt_tablestream.offsets_position_order_sql(true) }}
 limit 1
   {%- endset -%}
   {{ return(query) }}
@@ -41,9 +60,9 @@ limit 1
   {%- set query -%}
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc, to_version desc nulls last, committed_at desc) as __position,
+    row_number() over (partition by stream_name order by {{ dbt_tablestream.offsets_position_order_sql(true) }}) as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
-      partition by stream_name order by epoch, to_version nulls first, committed_at
+      partition by stream_name order by {{ dbt_tablestream.offsets_position_order_sql() }}
       rows between unbounded preceding and unbounded following) as stream_mode
   from {{ relation }}
 ) as __tablestream_positions

@@ -11,7 +11,7 @@
 select stream_name, epoch, mode, from_version, to_version, rows_written, committed_at, invocation_id
 from {{ dbt_tablestream.offsets_relation(position.offsets_schema) }}
 where stream_name = {{ dbt_tablestream.sql_string(position.stream_name) }}
-order by epoch desc, to_version desc nulls last, committed_at desc
+order by {{ dbt_tablestream.offsets_position_order_sql(true) }}
 limit {{ limit | int }}
     {%- endset -%}
     {%- set table = run_query(query) -%}

@@ -4,9 +4,9 @@ alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true')
 -- orders_current_changes: operations / show_streams
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc, to_version desc nulls last, committed_at desc) as __position,
+    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last) as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
-      partition by stream_name order by epoch, to_version nulls first, committed_at
+      partition by stream_name order by epoch nulls first, to_version nulls first, committed_at nulls first
       rows between unbounded preceding and unbounded following) as stream_mode
   from analytics.tablestream_offsets
 ) as __tablestream_positions
@@ -190,7 +190,7 @@ set spark.databricks.delta.changelogV2.enabled = true;
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from analytics.tablestream_offsets
 where stream_name = 'orders_current_changes__app_orders'
-order by epoch desc, to_version desc nulls last, committed_at desc
+order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last
 limit 1;
 
 -- orders_current_changes: next_run / target_marker
