@@ -1,4 +1,4 @@
-{#-- Spark 4.2's CHANGES clause over Delta's changelog (docs/architecture.md, "Two ways to read
+{#-- Spark 4.2's CHANGES clause over Delta's changelog (docs/architecture.md, "Three ways to read
      changes"): what the session needs, and the read. --#}
 
 

@@ -1,6 +1,6 @@
-{#-- The commit of a stream run (docs/architecture.md, "Exactly once"): the entry to the protocol's
-     write step, and the marked protocol's parts (the marker's settings, the proof that the commit
-     is this run's own, compaction, the rows written). --#}
+{#-- The commit of a stream run (docs/architecture.md, "One stream run, traced"): the entry to the
+     protocol's write step, and the marked protocol's parts (the marker's settings, the proof that
+     the commit is this run's own, compaction, the rows written). --#}
 
 
 {#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or

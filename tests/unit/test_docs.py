@@ -44,3 +44,73 @@ def test_the_readme_is_short_and_its_links_resolve() -> None:
     local = [target for target in targets if "://" not in target]
     assert local, "the README links no file"
     assert [target for target in local if not (ROOT / target).exists()] == []
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+# Names docs/architecture.md gives in backquotes that are not the package's: dbt's, dbt-spark's,
+# Delta's and Spark's names, columns and values, and the example project's models.
+OTHER_NAMES = {
+    *("__change_type", "__commit_timestamp", "__commit_version", "__tablestream_after_delete"),
+    *("_change_data", "_commit_timestamp", "_commit_version", "_metadata", "update_postimage", "update_preimage"),
+    *("dbt_is_deleted", "dbt_scd_id", "dbt_updated_at", "dbt_valid_from", "dbt_valid_to", "new_record"),
+    *("apply_grants", "comment_clause", "dbt_spark_get_incremental_sql", "get_assert_columns_equivalent"),
+    *("persist_docs", "server_side_parameters", "http_path", "emulate_sql_warehouse", "metastore_db"),
+    *("from_json", "table_changes", "append_only", "delta_log", "skip_to_latest", "orders_current"),
+    *("spark__", "default__", "databricks__stream_write_sql", "read_version", "stream_name"),
+}
+
+
+def _repository_names() -> set[str]:
+    """What a backquoted name in the doc may be: a macro, a protocol step, a config, a project
+    var, a key of the stream value or a keyword argument of a macro, a Python function or module."""
+    sql = "".join(path.read_text() for path in (ROOT / "macros").rglob("*.sql"))
+    python = "".join(
+        path.read_text() for path in [*(ROOT / "dbt_tablestream").rglob("*.py"), *(ROOT / "dbt").rglob("*.py")]
+    )
+    names = set(re.findall(r"{%-?\s*(?:macro|materialization|test)\s+(\w+)", sql))
+    names |= {step for name in names for step in re.findall(r"^_(?:marked|reapply)_(\w+)$", name)}
+    names |= set(re.findall(r"var\('(\w+)'", sql))
+    names |= set(re.findall(r"'(\w+)':", sql)) | set(re.findall(r"\b(\w+)=", sql))
+    names |= set(re.findall(r"^\s*(?:def|class)\s+(\w+)", python, re.M))
+    names |= {path.stem for path in (ROOT / "dbt_tablestream").rglob("*.py")}
+    return names
+
+
+def test_every_file_and_macro_the_architecture_doc_names_exists() -> None:
+    """docs/architecture.md names files and macros in backquotes; each must exist, so a renamed or
+    removed one fails here. Code comments cite the doc's sections by name; each must exist."""
+    text = ARCHITECTURE.read_text()
+    tokens = set(re.findall(r"`([^`\n]+)`", text))
+    files = {
+        token
+        for token in tokens
+        if re.fullmatch(
+            r"[\w./-]+\.(?:sql|py|yml|md|toml)|(?:macros|dbt_tablestream|dbt|tests|bench|docs)/[\w./-]*", token
+        )
+    }
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    folders = {str(Path(path).parent) + "/" for path in tracked} | {
+        str(parent) + "/" for path in tracked for parent in Path(path).parents
+    }
+    missing = [
+        token
+        for token in files
+        if not (
+            token in tracked or token in folders if "/" in token else token in {Path(path).name for path in tracked}
+        )
+    ]
+    assert sorted(missing) == []
+    names = {token for token in tokens if re.fullmatch(r"_?_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+_?_?|[a-z]+__", token)}
+    assert sorted(names - _repository_names() - OTHER_NAMES) == []
+    sections = set(re.findall(r"(?m)^## (.+)$", text))
+    cited = [
+        f"{path.relative_to(ROOT)}: {section}"
+        for path in [
+            *(ROOT / "macros").rglob("*.sql"),
+            *(ROOT / "dbt_tablestream").rglob("*.py"),
+            *(ROOT / "dbt").rglob("*.py"),
+        ]
+        for section in re.findall(r'architecture\.md, "([^"]+)"', re.sub(r"\s*\n\s*(?:#\s*)?", " ", path.read_text()))
+        if section not in sections
+    ]
+    assert cited == []

@@ -2,7 +2,7 @@
 the warehouse and metastore under the project, and one session per dbt thread.
 
 No SQL is sent from here: every statement comes from dbt-spark's macros and the package's
-`spark__` macros (docs/architecture.md, "The local adapter").
+`spark__` macros (docs/architecture.md, "The layers", item 7).
 """
 
 from __future__ import annotations
