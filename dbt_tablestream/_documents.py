@@ -12,8 +12,6 @@ from typing import Literal, TypedDict
 StreamMode = Literal["standard", "append_only"]
 # An offsets-log row's `mode`: the stream's mode on a run, or what an operation did.
 OffsetsMode = Literal["standard", "append_only", "reset", "dropped"]
-# `tablestream --output`.
-OutputFormat = Literal["text", "json"]
 
 
 class OffsetsRow(TypedDict, total=False):

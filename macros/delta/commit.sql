@@ -4,9 +4,9 @@
 
 
 {#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
-     'merge') as the run's one commit, under the run's protocol. Returns its response: code 'SKIPPED' when a
-     concurrent run had already applied the window, and rows_affected. `layout`: how the write
-     lays out its files (stream_commit_open_sql). --#}
+     'merge') as the run's one commit, under the run's protocol. Returns its response: code
+     'SKIPPED' when a concurrent run had already applied the window, and rows_affected. `layout`:
+     how the write lays out its files (stream_commit_open_sql). --#}
 {% macro stream_commit(target, sql, mode, stream, layout={}) %}
   {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream, layout)) }}
 {% endmacro %}

@@ -3,8 +3,9 @@
      commit. --#}
 
 
-{#-- SQL that writes `sql` into `target` (mode 'overwrite' or 'append') as one Delta commit. `kept_properties`: table properties of the replaced target that the
-     rebuilt one keeps (stream_kept_table_properties). --#}
+{#-- SQL that writes `sql` into `target` (mode 'overwrite' or 'append') as one Delta commit.
+     `kept_properties`: table properties of the replaced target that the rebuilt one keeps
+     (stream_kept_table_properties). --#}
 {% macro stream_write_sql(target, sql, mode, stream, kept_properties={}) %}
   {{ return(adapter.dispatch('stream_write_sql', 'dbt_tablestream')(target, sql, mode, stream, kept_properties)) }}
 {% endmacro %}

@@ -3,8 +3,9 @@
 
 {#-- `compact`: Delta compacts the log's small files after the append, by the session settings of
      the protocol's _offsets_compaction_sql; under the reapply protocol, where no setting may be
-     made, the log's table property does (stream_compaction_properties). `unlogged_only`: the names of the rows' streams, to append
-     only the rows whose window the log does not hold yet (spark__offsets_log_append_sql).
+     made, the log's table property does (stream_compaction_properties). `unlogged_only`: the
+     names of the rows' streams, to append only the rows whose window the log does not hold yet
+     (spark__offsets_log_append_sql).
      Returns how many rows were appended, or none where Spark does not say. --#}
 {% macro append_offsets_row(relation, select_sql, columns=none, compact=false, unlogged_only=[]) %}
   {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns, compact, unlogged_only)) }}

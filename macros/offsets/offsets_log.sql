@@ -26,7 +26,8 @@
 {#-- The order of a stream's offsets rows, oldest first: by epoch, then by the version reached (a
      reset back to start_at reaches none, which comes first), then by when the row was written. The
      last row is the stream's position. `newest_first` reverses it. The Python reader of the log
-     (dbt_tablestream/_offsets.py) orders by offsets_position_columns, so the order is written here once. --#}
+     (dbt_tablestream/_offsets.py) orders by offsets_position_columns, so the order is written
+     here once. --#}
 {% macro offsets_position_order_sql(newest_first=false) %}
   {%- set ordered = [] -%}
   {%- for column in dbt_tablestream.offsets_position_columns() -%}

@@ -1,8 +1,8 @@
 {#-- The marked commit protocol (docs/architecture.md, "One stream run, traced"): the target DML
      is one Delta commit carrying Delta's idempotent-write session settings and the stream's
-     marker, and the target's history proves the commit is this run's own. Each macro is one step of a run, reached
-     through _protocol_step; macros/protocols/reapply.sql holds the same steps for the reapply
-     protocol. --#}
+     marker, and the target's history proves the commit is this run's own. Each macro is one step
+     of a run, reached through _protocol_step; macros/protocols/reapply.sql holds the same steps
+     for the reapply protocol. --#}
 
 
 {#-- The step `commit`: the target DML as one marked Delta commit. Before it, the target's marker
