@@ -38,6 +38,8 @@ MACRO_FILES = (
     "delta/changelog.sql",
     "operations/pending_streams.sql",
     "operations/stream_documents.sql",
+    "materializations/settings_spec.sql",
+    "materializations/settings_kinds.sql",
     "materializations/validate.sql",
 )
 
@@ -92,17 +94,24 @@ def _environment() -> Any:
 
 
 @lru_cache(maxsize=8)
-def _modules(invocation_id: str) -> tuple[Any, ...]:
-    """The macro files as Jinja modules for one run (its invocation id is fixed when they load)."""
+def _modules(invocation_id: str) -> tuple[dict[str, Any], ...]:
+    """The macros of each file, by name, for one run (its invocation id is fixed when they load).
+    A file's top-level names are read from its render context rather than its exported module,
+    which leaves out the `_`-prefixed private macros other macros call."""
     environment = _environment()
     context = {
         "invocation_id": invocation_id,
         "dbt_tablestream": _Namespace(invocation_id),
         "adapter": _Adapter(invocation_id),
     }
-    return tuple(
-        environment.from_string((macros_folder() / name).read_text()).make_module(context) for name in MACRO_FILES
-    )
+    modules = []
+    for name in MACRO_FILES:
+        template = environment.from_string((macros_folder() / name).read_text())
+        file_context = template.new_context(context)
+        for _ in template.root_render_func(file_context):
+            pass
+        modules.append(dict(file_context.vars))
+    return tuple(modules)
 
 
 class _Namespace:
@@ -118,7 +127,7 @@ class _Namespace:
 def macro(name: str, invocation_id: str = "") -> Callable[..., Any]:
     """The package macro ``name`` as a function returning what the macro returns (or renders)."""
     for module in _modules(invocation_id):
-        found = getattr(module, name, None)
+        found = module.get(name)
         if found is not None:
             break
     else:

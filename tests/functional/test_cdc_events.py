@@ -122,8 +122,14 @@ def test_event_refusals_name_the_stream_and_write_nothing(tmp_path: Path) -> Non
         "nothing was written",
     )
     bench.refused("misspelt", "Stream misspelt__app_events", "apply_as_deletes names opp", "Nothing was written")
-    bench.refused("bad_nulls", "invalid ignore_null_updates 'yes'", "Accepted values: true")
-    bench.refused("bad_retention", "invalid tombstone_retention 'a week'", "Accepted values")
+    bench.refused(
+        "bad_nulls",
+        "ignore_null_updates must be true (every column), false, or a non-empty list of column names, got yes.",
+    )
+    bench.refused(
+        "bad_retention",
+        "tombstone_retention must be a whole number of days, hours or minutes, such as '36 hours', got a week.",
+    )
     bench.refused("no_sequence", "apply_as_deletes order events by their sequence", "sequence_by")
     bench.refused("stream_seq", "sequence_by lists the stream column(s) __commit_version", "as commit_seq")
     bench.refused("no_seq_column", "Stream no_seq_column__app_events", "lacks seq", "sequence_by columns (seq)")

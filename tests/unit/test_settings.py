@@ -50,23 +50,20 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
     assert pyspark["stream_mode"] == SPEC["stream_mode"]["default"]
 
 
-@pytest.mark.parametrize("name", [name for name, entry in SPEC.items() if isinstance(entry["accepted"], dict)])
+@pytest.mark.parametrize(
+    "name", [name for name, entry in SPEC.items() if entry["kind"] in ("choice", "start_position")]
+)
 def test_a_value_outside_the_accepted_ones_is_refused_with_them_listed(name: str) -> None:
     entry = SPEC[name]
     materialized = applies_to(entry)[-1]
     raw: dict[str, Any] = {"unique_key": "id", name: "bogus"}
     if name == "hard_deletes":
         raw["scd_type"] = 2
-    if name == "ignore_null_updates":
-        raw["sequence_by"] = "seq"
     with pytest.raises(StreamError) as refused:
         settings_of(raw, materialized)
     message = str(refused.value)
     assert message.startswith("Model m: ")
-    if name == "file_format":
-        assert "file_format 'bogus' cannot be used" in message
-    else:
-        assert f"invalid {name} 'bogus'" in message
+    assert f"invalid {name} 'bogus'" in message
     listed = message.split("Accepted values: ", 1)[1]
     for value in entry["accepted"]:
         shown = str(value).lower() if isinstance(value, bool) else str(value)
@@ -75,6 +72,22 @@ def test_a_value_outside_the_accepted_ones_is_refused_with_them_listed(name: str
     for value in entry["accepted"]:
         if isinstance(value, str) and not value.startswith("{") and " " not in value:
             settings_of({**raw, name: value}, materialized)
+
+
+@pytest.mark.parametrize(
+    "name", [name for name, entry in SPEC.items() if entry["kind"] not in ("choice", "start_position")]
+)
+def test_each_setting_is_checked_by_its_kind(name: str) -> None:
+    """One check per kind: a value no kind takes (a mapping) is refused with what the kind takes."""
+    entry = SPEC[name]
+    with pytest.raises(StreamError) as refused:
+        settings_of({"unique_key": "id", name: {"a": 1}}, applies_to(entry)[-1])
+    accepted = render("stream_config_accepted", entry)
+    unset = " (or leave it unset)" if entry["default"] is None else ""
+    expected = (
+        f"{name} is not supported" if entry["kind"] == "unsupported" else f"{name} must be {accepted}{unset}, got "
+    )
+    assert str(refused.value).startswith(f"Model m: {expected}"), str(refused.value)
 
 
 def test_values_of_the_wrong_kind_are_refused() -> None:
@@ -145,78 +158,14 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
     assert "var('tablestream_stream_read'" not in "".join(p.read_text() for p in ROOT.glob("macros/**/*.sql"))
 
 
-WHERE_CONFIGS_GO = """## Where configs go
-
-Each config below may be set where dbt sets any model config: in the model's `config()`, in a yml
-`config:` block, or in `dbt_project.yml`, and at each either under `meta` or at the top level.
-`meta` is dbt's home for a package's own keys: on Databricks (dbt-databricks warns about each
-unknown top-level key) and on dbt Fusion (which ignores them), set them under `meta`.
-
-```sql
--- models/orders_current.sql
-{{ config(materialized='stream_merge', unique_key='order_id', meta={'delete_mode': 'soft'}) }}
-```
-
-```yaml
-# models/orders.yml
-models:
-  - name: orders_current
-    config:
-      meta:
-        delete_mode: soft
-```
-
-```yaml
-# dbt_project.yml
-models:
-  my_project:
-    +meta:
-      max_rows_per_file: 500000
-```
-
-The package reads a config under `meta` first, then at the top level (where dbt-spark projects
-and earlier releases set them), then from its project var where one exists
-(`stream_model_config`). A config set both ways to different values is refused, naming both,
-before anything is written (`tests/functional/test_meta_configs.py`). dbt's own configs
-(`materialized`, `unique_key`, `on_schema_change`, `partition_by`, ...) are known to every adapter
-and need no `meta`.
-
-## Every config
-
-"""
-
-
-NAMES_KEPT_IN_PAIRS = """## Names
-
-- **Renamed: `stream_read: changes` is `stream_read: changelog`** (0.2.0), the word
-  `enable_change_tracking` uses for the same tracking (`mode: changelog`). The old value is
-  refused, naming the new one, until 1.0. `changes()` keeps its name: it is the cursor-less read,
-  as Snowflake's `CHANGES` clause.
-
-Kept in pairs on purpose:
-
-- **`delete_mode` and `hard_deletes`.** `delete_mode` (`hard`, `soft`, `ignore`) says what a delete
-  does to a table of current rows (`scd_type: 1`). `hard_deletes` (`invalidate`, `new_record`,
-  `ignore`) is dbt snapshots' own config with its own values, for a history (`scd_type: 2`), where
-  no row is ever removed; a snapshot's config moves to `scd_type: 2` unchanged. Each is refused
-  with the other's `scd_type`.
-- **`_deleted` and `dbt_is_deleted`.** A soft-deleted current row carries `_deleted`,
-  `_deleted_version` and `_deleted_at`, as ingestion tools flag deleted rows (`_fivetran_deleted`);
-  a history's deletion record carries dbt snapshots' `dbt_is_deleted`, so a snapshot's consumers
-  read it unchanged.
-- **Three column lists.** `merge_update_columns` / `merge_exclude_columns` are dbt incremental's:
-  the columns an update sets or leaves. `target_exclude_columns` keeps model columns (an event's
-  operation) out of the target altogether, as APPLY CHANGES' `COLUMNS * EXCEPT`.
-  `track_history_columns` / `track_history_except_columns` are APPLY CHANGES' `TRACK HISTORY ON`:
-  which changes open a new version.
-"""
+HAND_WRITTEN = (
+    "<!-- Above: rendered from stream_config_spec (TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit rewrites it). "
+    "Below: written by hand, with a section per config in the spec's order. -->"
+)
 
 
 def config_reference() -> str:
-    """docs/configuration.md: the spec as one table, then the names kept in pairs and why."""
-
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
+    """docs/configuration.md's rendered part: the spec as one table, and the PySpark API's values."""
 
     def shown(value: Any) -> str:
         if value is None:
@@ -229,44 +178,36 @@ def config_reference() -> str:
         "# Configuration",
         "",
         "Every config of a `table_stream` or `stream_merge` model: the materializations that take it, its",
-        "accepted values, its default, the same idea in Snowflake streams, Databricks APPLY CHANGES, dbt",
-        "or Spark, and what it does. This page is rendered from `stream_config_spec`",
-        "(macros/materializations/validate.sql), the one place the package states them; the validation,",
-        "its messages and this page all read it, and a test fails when they disagree. A value outside",
-        "these is refused before any SQL runs, with the accepted values listed. Besides these, a stream",
-        "model takes dbt's `partition_by`, `tblproperties`, `persist_docs`, `contract`, `grants`,",
-        "`pre_hook` and `post_hook`.",
+        "kind, its accepted values and its default. This table is rendered from `stream_config_spec`",
+        "(macros/materializations/settings_spec.sql), the one place the package states them; the",
+        "validation (one check per kind, settings_kinds.sql), its messages and this table all read it. A",
+        "value outside these is refused before any SQL runs, with the accepted values listed. Below the",
+        "table: where configs go, the project vars, what each config does and its counterpart in",
+        "Snowflake, Databricks, dbt or Spark. Besides these, a stream model takes dbt's `partition_by`,",
+        "`tblproperties`, `persist_docs`, `contract`, `grants`, `pre_hook` and `post_hook`.",
         "",
-        WHERE_CONFIGS_GO,
-        "| config | applies to | accepted | default | counterpart | what it does |",
-        "|---|---|---|---|---|---|",
+        "## Every config",
+        "",
+        "| config | applies to | kind | accepted | default |",
+        "|---|---|---|---|---|",
     ]
     for name, entry in SPEC.items():
-        accepted = render("stream_config_accepted", entry)
+        accepted = render("stream_config_accepted", entry).replace("|", "\\|")
         readers = [f"`{each}`" for each in applies_to(entry)] + (
             ["a model's `changes()`"] if entry.get("change_query") else []
         )
-        materializations = ", ".join(readers)
+        kind = entry["kind"].replace("_", " ")
         lines.append(
-            f"| `{name}` | {materializations} | {cell(accepted)} | {shown(entry['default'])} "
-            f"| {cell(entry['counterpart'])} | {cell(entry['doc'])} |"
+            f"| [`{name}`](#{name}) | {', '.join(readers)} | {kind} | {accepted} | {shown(entry['default'])} |"
         )
     pyspark = SPEC["start_at"]["pyspark"]
     lines += [
         "",
-        "The project var `tablestream_stream_read` sets `stream_read` for every model that sets none;",
-        "`tablestream_compact_every` (default 50) is how often a stream's run compacts its offsets log;",
-        "`tablestream_commit_protocol` (`auto`, the default, `marked` or `reapply`) is how a run's write is",
-        "made exactly once: `marked` with Delta's idempotent-write session settings (clusters), `reapply`",
-        "without any, where they are refused (SQL warehouses; `auto` picks it on a warehouse's `http_path`",
-        "and on the local profile's `emulate_sql_warehouse`). See",
-        "[the architecture](architecture.md#exactly-once-without-session-settings).",
+        "`open_stream(mode=..., start_at=...)`, the PySpark API, takes `stream_mode` as `mode` and",
+        f"`start_at`: {render('stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
         "",
-        NAMES_KEPT_IN_PAIRS,
-        "## The PySpark API",
+        HAND_WRITTEN,
         "",
-        "`open_stream(mode=..., start_at=...)` takes `stream_mode` as `mode` and `start_at`: "
-        f"{render('stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
         "",
     ]
     return "\n".join(lines)
@@ -290,9 +231,18 @@ def test_each_materialization_documents_every_config_it_takes(materialized: str)
 
 
 def test_the_config_reference_is_rendered_from_the_spec() -> None:
-    expected = config_reference()
+    rendered = config_reference()
+    page = REFERENCE.read_text()
+    assert HAND_WRITTEN in page, f"docs/configuration.md lost its line {HAND_WRITTEN!r}"
+    hand = page.split(HAND_WRITTEN, 1)[1]
     if os.environ.get("TABLESTREAM_UPDATE_GOLDEN"):
-        REFERENCE.write_text(expected)
-    assert REFERENCE.read_text() == expected, (
-        "run TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit to rewrite docs/configuration.md"
+        REFERENCE.write_text(rendered + hand.lstrip("\n"))
+        page = REFERENCE.read_text()
+    assert page.startswith(rendered), (
+        "run TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit to rewrite docs/configuration.md's table"
     )
+    # Every config has its section below the table, in the spec's order, and no section names a
+    # config the spec lacks.
+    assert re.findall(r"^### `(\w+)`$", hand, re.M) == list(SPEC)
+    for section in re.split(r"^### ", hand, flags=re.M)[1:]:
+        assert "Counterpart:" in section, section.splitlines()[0]
