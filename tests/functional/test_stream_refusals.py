@@ -130,8 +130,17 @@ def test_recreated_source_with_fewer_versions_than_the_offset_is_refused(tmp_pat
         ("start_at={'version': -1}", ["start_at version must be a whole number >= 0"]),
         ("start_at={'version': 99}", ["start_at version 99 is beyond the latest version 0 of app.t"]),
         ("on_schema_change='merge'", ["invalid on_schema_change 'merge'", "append_new_columns"]),
-        ("stream_name='bad name'", ["stream_name must be letters, digits and underscores (or leave it unset), got bad name."]),
-        ("file_format='parquet'", ["invalid file_format 'parquet'", "Accepted values: delta (a stream target is a Delta table), or leave it unset."]),
+        (
+            "stream_name='bad name'",
+            ["stream_name must be letters, digits and underscores (or leave it unset), got bad name."],
+        ),
+        (
+            "file_format='parquet'",
+            [
+                "invalid file_format 'parquet'",
+                "Accepted values: delta (a stream target is a Delta table), or leave it unset.",
+            ],
+        ),
     ],
 )
 def test_unknown_config_values_are_refused_before_any_write(tmp_path: Path, config: str, fragments: list[str]) -> None:
