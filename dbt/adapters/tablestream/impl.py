@@ -12,6 +12,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.tablestream.connections import ADAPTER_TYPE, TablestreamConnectionManager
+from dbt_tablestream._deletion_vectors import vector_positions
 
 logger = AdapterLogger("Tablestream")
 
@@ -40,6 +41,15 @@ class TablestreamAdapter(SparkAdapter):
         are taken from it, as dbt takes its own paths."""
         root = getattr(self.config, "project_root", None)
         return str(root) if root else None
+
+    @available
+    def deletion_vector_positions(
+        self, location: str, descriptors: list[dict[str, Any] | None]
+    ) -> list[list[int]] | None:
+        """The row positions each deletion vector marks ([] for none), read from its bytes beside
+        the table at `location` or inline, or none when any cannot be read so (the files are then
+        read by time travel). Only this profile has Python beside Spark to decode them."""
+        return vector_positions(location, descriptors)
 
     @available
     def kill_for_test_fault(self, point: str, models: list[str] | None = None, model: str = "") -> None:

@@ -1,10 +1,9 @@
-"""Deletion vectors decoded from their bytes at compile time (macros/delta/deletion_vectors.sql),
-against vectors serialized here as Delta serializes them: a magic number and a RoaringBitmapArray
-in the portable format, each 32-bit bitmap as the RoaringFormatSpec lays it out. Hypothesis draws
-the positions and, per container, whether it is stored as runs, so every container kind (array,
-bitmap, run) and both cookies (with and without run containers, with and without the offset
-header) are read. Real vectors that delta-spark wrote are read in
-tests/functional/test_delta_log_read.py."""
+"""Deletion vectors decoded from their bytes (dbt_tablestream/_deletion_vectors.py), against
+vectors serialized here as the format lays them out: a magic number and a RoaringBitmapArray in the
+portable format, each 32-bit bitmap as the RoaringFormatSpec lays it out. Hypothesis draws the
+positions and, per container, whether it is stored as runs, so every container kind, both cookies
+and several 32-bit bitmaps (positions past 2**32, which no test table reaches) are read. Vectors
+that delta-spark wrote are read in tests/functional/test_deletion_vector_bytes.py."""
 
 from __future__ import annotations
 
@@ -16,12 +15,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.spark_sql.render import SparkRenderer
-
-pytestmark = pytest.mark.spark_sql
-
-PORTABLE_MAGIC = 1681511377
-Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+from dbt_tablestream._deletion_vectors import (
+    MAGIC_NUMBER,
+    Z85_ALPHABET,
+    serialized_positions,
+    vector_file,
+    vector_positions,
+    z85_decoded,
+)
 
 
 def runs_of(values: list[int]) -> list[tuple[int, int]]:
@@ -81,7 +82,7 @@ def serialized_vector(positions: list[int], as_runs: list[bool]) -> bytes:
     for position in sorted(positions):
         by_key.setdefault(position >> 32, []).append(position & 0xFFFFFFFF)
     count = max(by_key) + 1 if by_key else 0
-    out = struct.pack("<Iq", PORTABLE_MAGIC, count)
+    out = struct.pack("<Iq", MAGIC_NUMBER, count)
     for key in range(count):
         out += struct.pack("<I", key) + roaring(by_key.get(key, []), as_runs)
     return out
@@ -91,7 +92,7 @@ def z85(data: bytes) -> str:
     text = ""
     for start in range(0, len(data), 4):
         value = int.from_bytes(data[start : start + 4], "big")
-        text += "".join(Z85[value // 85**power % 85] for power in (4, 3, 2, 1, 0))
+        text += "".join(Z85_ALPHABET[value // 85**power % 85] for power in (4, 3, 2, 1, 0))
     return text
 
 
@@ -110,33 +111,32 @@ POSITIONS = st.builds(
 # With run containers, the offset header is there from four containers on.
 @example(positions=[1, 70_000, 140_000, 200_000], as_runs=[True, False])
 @example(positions=[1, 70_000, 140_000], as_runs=[True])
-def test_a_vector_decodes_to_the_positions_it_was_serialized_from(
-    renderer: SparkRenderer, positions: list[int], as_runs: list[bool]
-) -> None:
-    model = renderer.model("orders_changes")
-    decoded = model.call("deletion_vector_positions", serialized_vector(positions, as_runs).hex())
-    assert list(decoded) == positions
+def test_a_vector_decodes_to_the_positions_it_was_serialized_from(positions: list[int], as_runs: list[bool]) -> None:
+    serialized = serialized_vector(positions, as_runs)
+    assert serialized_positions(serialized) == positions
+    inline = {"storageType": "i", "pathOrInlineDv": z85(serialized + bytes(-len(serialized) % 4))}
+    descriptor = {**inline, "sizeInBytes": len(serialized), "cardinality": len(positions)}
+    assert vector_positions("file:/nowhere", [descriptor]) == [positions]
 
 
-def test_bytes_that_are_not_the_portable_format_decode_to_nothing(renderer: SparkRenderer) -> None:
-    model = renderer.model("orders_changes")
-    native = struct.pack("<Ii", PORTABLE_MAGIC - 1, 0)
-    assert model.call("deletion_vector_positions", native.hex()) is None
-    unknown_cookie = struct.pack("<IqI", PORTABLE_MAGIC, 1, 0) + struct.pack("<I", 12345)
-    assert model.call("deletion_vector_positions", unknown_cookie.hex()) is None
+def test_bytes_that_are_not_the_portable_format_decode_to_nothing() -> None:
+    native = struct.pack("<Ii", MAGIC_NUMBER - 1, 0)
+    assert serialized_positions(native) is None
+    unknown_cookie = struct.pack("<IqI", MAGIC_NUMBER, 1, 0) + struct.pack("<I", 12345)
+    assert serialized_positions(unknown_cookie) is None
+    assert serialized_positions(struct.pack("<Iq", MAGIC_NUMBER, 2)) is None
 
 
 @given(data=st.binary(max_size=40).map(lambda raw: raw + bytes(-len(raw) % 4)))
 @settings(max_examples=25, deadline=None)
-def test_z85_decodes_what_it_encodes(renderer: SparkRenderer, data: bytes) -> None:
-    assert renderer.model("orders_changes").call("z85_decoded_hex", z85(data)) == data.hex()
+def test_z85_decodes_what_it_encodes(data: bytes) -> None:
+    assert z85_decoded(z85(data)) == data
 
 
 @pytest.mark.parametrize("prefix", ["", "ab"])
-def test_a_stored_vector_names_its_file_by_its_uuid_under_its_prefix(renderer: SparkRenderer, prefix: str) -> None:
+def test_a_stored_vector_names_its_file_by_its_uuid_under_its_prefix(prefix: str) -> None:
     identity = uuid.UUID("5b1e2f3a-9c4d-4e8f-a1b2-c3d4e5f60718")
     vector: dict[str, Any] = {"storageType": "u", "pathOrInlineDv": prefix + z85(identity.bytes)}
     expected = (f"{prefix}/" if prefix else "") + f"deletion_vector_{identity}.bin"
-    model = renderer.model("orders_changes")
-    assert model.call("deletion_vector_file", vector) == expected
-    assert model.call("deletion_vector_file", {**vector, "storageType": "p"}) is None
+    assert vector_file(vector) == expected
+    assert vector_file({**vector, "storageType": "p"}) is None
