@@ -10,8 +10,8 @@
 {% endmacro %}
 
 
-{#-- The range is checked as a stream's window is (window.sql), with its own remedy, and read
-     with the same relation and column contract, without the window marker a stream model
+{#-- The range is checked as a stream's window is (window_checks.sql), with its own remedy, and
+     read with the same relation and column contract, without the window marker a stream model
      commits. --#}
 {% macro spark__changes(relation, from, to=none, drop_carryovers=true) %}
   {%- set source = dbt_tablestream.stream_source_name(relation) -%}
