@@ -75,7 +75,7 @@ class StreamWindow:
         (0 when a previous, interrupted consume had already written this window)."""
         schema, _, name = table.partition(".")
         if not name:
-            raise StreamError(f"Stream {self.stream.name}: append_to takes a qualified `schema.table`, got {table!r}.")
+            raise StreamError(f"{self.stream.subject}: append_to takes a qualified `schema.table`, got {table!r}.")
         written = self.stream._append(schema.lower(), name.lower(), columns, self)
         self.rows_written = (self.rows_written or 0) + written
         self.target = table
@@ -114,13 +114,13 @@ class TableStream:
         start_at: str | Mapping[str, int] | None = None,
         target: str | None = None,
     ) -> None:
-        settings = render(
-            "stream_settings_of", {"stream_mode": mode, "start_at": start_at}, f"Stream {name}", "pyspark"
-        )
+        # How every refusal names this stream, spelled once, by the macros.
+        self.subject: str = render("stream_subject", name)
+        settings = render("stream_settings_of", {"stream_mode": mode, "start_at": start_at}, self.subject, "pyspark")
         parts = source.lower().split(".")
         if len(parts) not in (2, 3) or not all(parts):
             raise StreamError(
-                f"Stream {name}: source must be a qualified `schema.table` or `catalog.schema.table`, got {source!r}."
+                f"{self.subject}: source must be a qualified `schema.table` or `catalog.schema.table`, got {source!r}."
             )
         # Delta's txn settings that mark a write are session-wide: this stream's own session keeps
         # them away from the caller's.
@@ -148,7 +148,7 @@ class TableStream:
         """The source's state (stream_source_state_of): latest version, table id, tracking, and
         with ``with_history`` the earliest readable change version."""
         if not self.spark.catalog.tableExists(self.source):
-            raise StreamError(f"Stream {self.name}: the source {self.source} does not exist.")
+            raise StreamError(f"{self.subject}: the source {self.source} does not exist.")
         detail = self.spark.sql(render("describe_detail_sql", self.relation)).collect()[0].asDict()
         latest = self.spark.sql(render("describe_history_sql", self.relation, 1)).collect()[0].asDict()
         properties_sql = render("table_properties_sql", self.relation)
@@ -300,7 +300,7 @@ class TableStream:
         # window.through is this consume's own marker on the target, already committed.
         if current.offset not in (window.after, window.through):
             raise StreamError(
-                f"Stream {self.name} is being consumed by another process: it moved from version {window.after} "
+                f"{self.subject} is being consumed by another process: it moved from version {window.after} "
                 f"to {current.offset} while this consume ran. Its offset was left at {current.offset}."
             )
         self._log_offset(
@@ -324,7 +324,7 @@ class TableStream:
             missing = [column for column in columns if column.lower() not in available]
             if missing:
                 raise StreamError(
-                    f"Stream {self.name}: the window ({window.after}, {window.through}] of {self.source} has no column "
+                    f"{self.subject}: the window ({window.after}, {window.through}] of {self.source} has no column "
                     f"{', '.join(missing)} of {schema}.{name}"
                     + (
                         f" (the window starts at the schema change {window.window['schema_change']})"
