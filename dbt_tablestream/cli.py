@@ -282,17 +282,10 @@ def operation_error(macro: str, message: str | None) -> TablestreamError:
     return NoSuchStreamError(text) if no_such_stream_prefix() in text else TablestreamError(text)
 
 
-def run_operation(
-    project_dir: Path,
-    directory: Path,
-    args: argparse.Namespace,
-    macro: str,
-    macro_args: dict[str, Any],
-    *,
-    quiet: bool = False,
-) -> list[str]:
-    """`dbt run-operation dbt_tablestream.<macro>`: what the macro printed, or its error raised. In
-    JSON mode nothing reaches stdout meanwhile: the caller prints the one document."""
+def run_operation(command: list[str], args: argparse.Namespace) -> list[str]:
+    """Runs `command` (operation_command's `dbt run-operation dbt_tablestream.<macro>`): what the
+    macro printed, or its error raised. In JSON mode nothing reaches stdout meanwhile: the caller
+    prints the one document."""
     from dbt.cli.main import dbtRunner
 
     printed: list[str] = []
@@ -304,7 +297,7 @@ def run_operation(
         elif event.info.name in ("RunningOperationCaughtError", "RunningOperationUncaughtError"):
             errors.append(event.data.exc)
 
-    command = operation_command(project_dir, directory, args, macro, macro_args, quiet=quiet)
+    macro = command[command.index("run-operation") + 1].removeprefix("dbt_tablestream.")
     with stdout_to_stderr() if args.json else contextlib.nullcontext():
         result = dbtRunner(callbacks=[collect]).invoke(command)
     if not result.success:
@@ -374,7 +367,7 @@ def command(args: argparse.Namespace) -> int:
 
     def operation(macro: str, macro_args: dict[str, Any]) -> int:
         """Runs a macro that takes `format`; in JSON mode prints its document."""
-        printed = run_operation(project_dir, directory, args, macro, macro_args)
+        printed = run_operation(operation_command(project_dir, directory, args, macro, macro_args), args)
         if args.json:
             emit(args, operation_document(printed, macro), None)
         return DONE
@@ -469,13 +462,9 @@ def pending(
         emit(args, entries, "\n".join(selectors(entries)) if entries else None)
         found = bool(entries)
     else:
+        macro_args = {"schema": schema, "format": "json" if args.json else "lines"}
         printed = run_operation(
-            project_dir,
-            directory,
-            args,
-            "pending_streams",
-            {"schema": schema, "format": "json" if args.json else "lines"},
-            quiet=True,
+            operation_command(project_dir, directory, args, "pending_streams", macro_args, quiet=True), args
         )
         if args.json:
             document = operation_document(printed, "pending_streams")

@@ -106,22 +106,16 @@ class TableStream:
     def __init__(
         self,
         spark: SparkSession,
-        *,
-        source: str,
+        subject: str,
         name: str,
+        parts: list[str],
         offsets_schema: str,
-        mode: StreamMode | None = None,
-        start_at: str | Mapping[str, int] | None = None,
-        target: str | None = None,
+        settings: dict[str, Any],
+        target: str | None,
     ) -> None:
-        # How every refusal names this stream, spelled once, by the macros.
-        self.subject: str = render("stream_subject", name)
-        settings = render("stream_settings_of", {"stream_mode": mode, "start_at": start_at}, self.subject, "pyspark")
-        parts = source.lower().split(".")
-        if len(parts) not in (2, 3) or not all(parts):
-            raise StreamError(
-                f"{self.subject}: source must be a qualified `schema.table` or `catalog.schema.table`, got {source!r}."
-            )
+        """The stream ``name`` over the source named by ``parts``, with the settings
+        stream_settings_of gave it: open_stream checks its arguments and builds it."""
+        self.subject = subject
         # Delta's txn settings that mark a write are session-wide: this stream's own session keeps
         # them away from the caller's.
         self.spark = spark.newSession()
@@ -375,12 +369,12 @@ def open_stream(
     ``target``: the table ``window.append_to`` writes; given, the stream also recovers its position
     from the target's commit marker after a crash between the write and the offset.
     """
-    return TableStream(
-        spark,
-        source=source,
-        name=name,
-        offsets_schema=offsets_schema,
-        mode=mode,
-        start_at=start_at,
-        target=target,
-    )
+    # How every refusal names the stream, spelled once, by the macros.
+    subject = render("stream_subject", name)
+    settings = render("stream_settings_of", {"stream_mode": mode, "start_at": start_at}, subject, "pyspark")
+    parts = source.lower().split(".")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise StreamError(
+            f"{subject}: source must be a qualified `schema.table` or `catalog.schema.table`, got {source!r}."
+        )
+    return TableStream(spark, subject, name, parts, offsets_schema, settings, target)
