@@ -11,9 +11,7 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if existing_relation is not none and existing_relation.is_view -%}
-    {{ adapter.drop_relation(existing_relation) }}
-  {%- endif -%}
+  {%- do dbt_tablestream.existing_table(existing_relation) -%}
   {%- set synced = dbt_tablestream.sync_directory_table(target_relation, settings, rebuild) -%}
   {%- set changed = synced.inserted + synced.updated + synced.deleted -%}
   {%- set summary = "directory table " ~ target_relation.identifier ~ ": " ~ synced.files ~ " files under "

@@ -23,10 +23,7 @@
 
   {%- if rebuild -%}
     {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(compiled_code, settings.key_columns)) -%}
-    {%- if existing_relation is not none and existing_relation.is_view -%}
-      {{ adapter.drop_relation(existing_relation) }}
-      {%- set existing_relation = none -%}
-    {%- endif -%}
+    {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
   {%- else -%}
     {%- set diff = dbt_tablestream.snapshot_mirror_diff_relation(target_relation) -%}
     {%- call statement('snapshot_mirror_diff') -%}

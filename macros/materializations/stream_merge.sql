@@ -28,10 +28,7 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if existing_relation is not none and existing_relation.is_view -%}
-    {{ adapter.drop_relation(existing_relation) }}
-    {%- set existing_relation = none -%}
-  {%- endif -%}
+  {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
 
   {%- set response = none -%}
   {%- set rows_read = none -%}

@@ -196,3 +196,14 @@
   {%- endfor -%}
   {{ return(none) }}
 {% endmacro %}
+
+
+{#-- The model's table as it exists, or none: a view in its place is dropped first, as dbt's own
+     table and incremental materializations drop one. Runs after the pre-hooks. --#}
+{% macro existing_table(existing_relation) %}
+  {%- if existing_relation is not none and existing_relation.is_view -%}
+    {%- do adapter.drop_relation(existing_relation) -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {{ return(existing_relation) }}
+{% endmacro %}

@@ -23,10 +23,7 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- if existing_relation is not none and existing_relation.is_view -%}
-    {{ adapter.drop_relation(existing_relation) }}
-    {%- set existing_relation = none -%}
-  {%- endif -%}
+  {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
 
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- do dbt_tablestream.check_stream_contract(stream, rows_sql if rebuild or stream.view is not none else none, rebuild) -%}
