@@ -58,14 +58,9 @@
 {% endmacro %}
 
 
-{% macro rows_written(result, history, marker) %}
-  {{ return(adapter.dispatch('rows_written', 'dbt_tablestream')(result, history, marker)) }}
-{% endmacro %}
-
-
 {#-- MERGE reports num_affected_rows; an INSERT or CREATE reports nothing, so the write's own
      commit's operationMetrics (numOutputRows) in the target's history are read instead. --#}
-{% macro spark__rows_written(result, history, marker) %}
+{% macro rows_written(result, history, marker) %}
   {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_affected_rows'] | int) }}
   {%- endif -%}
@@ -73,14 +68,9 @@
 {% endmacro %}
 
 
-{% macro commit_output_rows(history, commit_version) %}
-  {{ return(adapter.dispatch('commit_output_rows', 'dbt_tablestream')(history, commit_version)) }}
-{% endmacro %}
-
-
 {#-- numOutputRows of one commit in DESCRIBE HISTORY rows: that commit's, never a later commit's
      (auto-compaction rewrites rows in a commit of its own, carrying the same marker). --#}
-{% macro spark__commit_output_rows(history, commit_version) %}
+{% macro commit_output_rows(history, commit_version) %}
   {%- for row in history if (row['version'] | int) == commit_version -%}
     {%- set metrics = row['operationMetrics'] -%}
     {%- if metrics is mapping and 'numOutputRows' in metrics -%}

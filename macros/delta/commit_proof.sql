@@ -48,10 +48,15 @@
 {% endmacro %}
 
 
+{% macro history_with_own_commit(target, stream) %}
+  {{ return(adapter.dispatch('history_with_own_commit', 'dbt_tablestream')(target, stream)) }}
+{% endmacro %}
+
+
 {#-- The target's newest commits after the write, read until they hold this run's own commit
      (usually the newest) or reach 50 (stream_history_reads): a concurrent run's commit of the window
      is among the 50 when Delta skipped this run's write. --#}
-{% macro history_with_own_commit(target, stream) %}
+{% macro spark__history_with_own_commit(target, stream) %}
   {%- set read = namespace(rows=[], done=false) -%}
   {%- for limit in dbt_tablestream.stream_history_reads() if limit is not none and not read.done -%}
     {%- set read.rows = run_query(dbt_tablestream.describe_history_sql(target, limit)).rows -%}
@@ -64,15 +69,10 @@
 {% endmacro %}
 
 
-{% macro stream_commit_verdict(target, stream) %}
-  {{ return(adapter.dispatch('stream_commit_verdict', 'dbt_tablestream')(target, stream)) }}
-{% endmacro %}
-
-
 {#-- stream_marker_verdict for each input of the group with a window to apply, from one read of
      the target's history: 'applied' only when a concurrent run applied all of them (it committed
      them together); a group of which only some inputs were applied is refused. --#}
-{% macro spark__stream_commit_verdict(target, stream) %}
+{% macro stream_commit_verdict(target, stream) %}
   {%- set reading = stream.inputs | rejectattr('view', 'none') | list -%}
   {%- set markers = dbt_tablestream.stream_target_markers(target, reading | map(attribute='stream') | list) -%}
   {%- set applied = [] -%}
@@ -88,15 +88,10 @@
 {% endmacro %}
 
 
-{% macro own_commit(history_rows, stream) %}
-  {{ return(adapter.dispatch('own_commit', 'dbt_tablestream')(history_rows, stream)) }}
-{% endmacro %}
-
-
 {#-- This run's own commit of the window: the oldest recent commit whose marker names this stream
      id, this window's end and this invocation. Commits made while the marker was set (Delta's
      auto-compaction right after the write) carry it too, so the oldest is the write itself. --#}
-{% macro spark__own_commit(history_rows, stream) %}
+{% macro own_commit(history_rows, stream) %}
   {%- set found = namespace(marker=none) -%}
   {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) -%}
     {%- set own = commit.own -%}

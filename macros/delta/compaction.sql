@@ -37,8 +37,13 @@
 {% endmacro %}
 
 
+{% macro stream_compaction_properties() %}
+  {{ return(adapter.dispatch('stream_compaction_properties', 'dbt_tablestream')()) }}
+{% endmacro %}
+
+
 {#-- The table properties the package sets on a table_stream target or an offsets log it creates
      (the protocol's _table_properties); a model's own tblproperties win. --#}
-{% macro stream_compaction_properties() %}
+{% macro spark__stream_compaction_properties() %}
   {{ return(dbt_tablestream._protocol_step('table_properties')()) }}
 {% endmacro %}

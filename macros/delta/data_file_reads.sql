@@ -3,12 +3,17 @@
      deletion vector or column mapping. --#}
 
 
+{% macro delta_log_time_travel_reads_sql(relation, source_files, files, columns, select_list, statistics=none) %}
+  {{ return(adapter.dispatch('delta_log_time_travel_reads_sql', 'dbt_tablestream')(relation, source_files, files, columns, select_list, statistics)) }}
+{% endmacro %}
+
+
 {#-- Selects of data files read through time travel: one per read_version, `select_list` from the
      source as of it, restricted to its files (delta_log_files_filter_sql) by their names and by
      what Delta skips files by. `statistics`: the file entries whose partition values and
      statistics narrow the read, matched by path (a vector-changed file's remove action keeps only
      its row count, so its add's are used); none for the files' own. --#}
-{% macro delta_log_time_travel_reads_sql(relation, source_files, files, columns, select_list, statistics=none) %}
+{% macro spark__delta_log_time_travel_reads_sql(relation, source_files, files, columns, select_list, statistics=none) %}
   {%- set selects = [] -%}
   {%- for version in files | map(attribute='read_version') | unique | sort -%}
     {%- set read = files | selectattr('read_version', 'equalto', version) | list -%}
@@ -30,6 +35,11 @@
 {% endmacro %}
 
 
+{% macro delta_log_path_reads_sql(source_files, files, columns, tail, described=none, positions=none) %}
+  {{ return(adapter.dispatch('delta_log_path_reads_sql', 'dbt_tablestream')(source_files, files, columns, tail, described, positions)) }}
+{% endmacro %}
+
+
 {#-- Selects of data files read by their paths: the source's columns (`columns`, or none for
      none of them), then `tail`. Files in one directory whose footers list the same columns and
      types and whose select lists are the same (their partition values) are one Parquet relation,
@@ -41,7 +51,7 @@
      whose position any of them reads before it compares the row's file name: the comparisons,
      one per file for every row scanned, took most of a scattered window's scan (18.2 s first and
      8.9 s again, against 7.4 s and 6.0 s with the check first; bench/README.md). --#}
-{% macro delta_log_path_reads_sql(source_files, files, columns, tail, described=none, positions=none) %}
+{% macro spark__delta_log_path_reads_sql(source_files, files, columns, tail, described=none, positions=none) %}
   {%- set described = described if described is not none else {} -%}
   {%- set groups = {} -%}
   {%- for file in files -%}
@@ -111,11 +121,16 @@
 {% endmacro %}
 
 
+{% macro delta_log_file_columns_sql(source_files, file, columns, schema) %}
+  {{ return(adapter.dispatch('delta_log_file_columns_sql', 'dbt_tablestream')(source_files, file, columns, schema)) }}
+{% endmacro %}
+
+
 {#-- The source's columns as a data file read by path gives them: a partition column from the
      file's partition values, a column the file lacks (added to the table after it was written) as
      NULL, as Delta reads it; each cast to the table's type. `schema`: the file's own columns
      (described_columns of it read by path). --#}
-{% macro delta_log_file_columns_sql(source_files, file, columns, schema) %}
+{% macro spark__delta_log_file_columns_sql(source_files, file, columns, schema) %}
   {%- set present = schema | map(attribute='name') | map('lower') | list -%}
   {%- set partition_columns = source_files.partition_columns | map('lower') | list -%}
   {%- set values = {} -%}
@@ -136,12 +151,17 @@
 {% endmacro %}
 
 
+{% macro delta_log_files_filter_sql(files, columns, source_files) %}
+  {{ return(adapter.dispatch('delta_log_files_filter_sql', 'dbt_tablestream')(files, columns, source_files)) }}
+{% endmacro %}
+
+
 {#-- Which rows of a version belong to `files`: Delta's `_metadata.file_name`, exact. Delta does
      not skip files by it, so the filter also names what it does skip by: the files' partition
      values, and each file's statistics range of the whole-number and date columns (a row of the
      file lies in it, or is NULL there). Both are left out under column mapping, where the log
      names columns by their physical names, and the ranges for more than 200 files. --#}
-{% macro delta_log_files_filter_sql(files, columns, source_files) %}
+{% macro spark__delta_log_files_filter_sql(files, columns, source_files) %}
   {%- set names = [] -%}
   {%- for file in files -%}{%- do names.append(dbt_tablestream.sql_string(file.name)) -%}{%- endfor -%}
   {%- set conditions = ['_metadata.file_name in (' ~ names | unique | join(', ') ~ ')'] -%}

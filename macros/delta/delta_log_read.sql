@@ -70,6 +70,11 @@
 {% endmacro %}
 
 
+{% macro delta_log_file_reads_sql(source_files, reads, columns, described) %}
+  {{ return(adapter.dispatch('delta_log_file_reads_sql', 'dbt_tablestream')(source_files, reads, columns, described)) }}
+{% endmacro %}
+
+
 {#-- Selects of the rows of data files read by their paths (delta_log_path_reads_sql), as the
      commits of a window added or removed them: `reads`, a list of {file, side, commit}. A file
      is scanned once however many of the window's commits read it, and its rows are joined by
@@ -78,7 +83,7 @@
      Parquet relation of their own, each analysed on its own (bench/README.md). The join is a
      broadcast of the window's few file entries, so no row is shuffled for it. A single commit
      and side needs no join. --#}
-{% macro delta_log_file_reads_sql(source_files, reads, columns, described) %}
+{% macro spark__delta_log_file_reads_sql(source_files, reads, columns, described) %}
   {%- if not reads -%}{{ return([]) }}{%- endif -%}
   {%- set files = {} -%}
   {%- for read in reads -%}{%- do files.setdefault(read.file.path, read.file) -%}{%- endfor -%}
@@ -116,8 +121,13 @@ select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
 {% endmacro %}
 
 
-{#-- A commit's _change_type, _commit_version and _commit_timestamp columns for one side. --#}
 {% macro delta_log_change_columns_sql(side, commit) %}
+  {{ return(adapter.dispatch('delta_log_change_columns_sql', 'dbt_tablestream')(side, commit)) }}
+{% endmacro %}
+
+
+{#-- A commit's _change_type, _commit_version and _commit_timestamp columns for one side. --#}
+{% macro spark__delta_log_change_columns_sql(side, commit) %}
   {{ return(dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
       ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp') }}
 {% endmacro %}

@@ -3,6 +3,11 @@
      changes"). --#}
 
 
+{% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
+  {{ return(adapter.dispatch('delta_log_vector_changes_sql', 'dbt_tablestream')(relation, stream, commit, paths, columns, direct)) }}
+{% endmacro %}
+
+
 {#-- The changes of the files whose deletion vector a commit changed (removed and added again under
      one path): its deletes are the rows the file held before the commit at row positions it no
      longer holds after it, matched by `_metadata.row_index` within the file, so nothing the file
@@ -11,7 +16,7 @@
      rows back: those are its inserts, found the same way the other way round. For the files whose
      vectors were not decoded (delta_log_vector_position_reads_sql reads the others). `direct`:
      the window's budget of files read by path with their rows (delta_log_direct_reads). --#}
-{% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
+{% macro spark__delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
   {%- set direct = direct if direct is not none else dbt_tablestream.delta_log_direct_reads() -%}
   {%- set vectors = namespace(only_extended=commit.operation in ['DELETE', 'UPDATE', 'MERGE']) -%}
   {%- for file in commit.adds | selectattr('path', 'in', paths) -%}
@@ -31,6 +36,11 @@
 {% endmacro %}
 
 
+{% macro delta_log_vector_position_reads_sql(stream, commits, columns, direct) %}
+  {{ return(adapter.dispatch('delta_log_vector_position_reads_sql', 'dbt_tablestream')(stream, commits, columns, direct)) }}
+{% endmacro %}
+
+
 {#-- The changes of the window's files whose vectors a commit changed, read from the vectors
      themselves (`positions`, delta_log_decode_vectors): a file's deletes are its rows at the
      positions its new vector marks and its old one did not, its inserts the other way round, the
@@ -42,7 +52,7 @@
      again), they take separate scans. Returns {selects, paths_left}: per commit version, the
      paths it does not read so (a vector not decoded, a file Delta must read, the budget spent),
      left to delta_log_vector_changes_sql. --#}
-{% macro delta_log_vector_position_reads_sql(stream, commits, columns, direct) %}
+{% macro spark__delta_log_vector_position_reads_sql(stream, commits, columns, direct) %}
   {%- set read, paths_left = [], {} -%}
   {%- for commit in commits -%}
     {%- set left = [] -%}
@@ -115,6 +125,11 @@
 {% endmacro %}
 
 
+{% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, direct) %}
+  {{ return(adapter.dispatch('delta_log_positions_sql', 'dbt_tablestream')(relation, stream, commit, paths, actions, columns, direct)) }}
+{% endmacro %}
+
+
 {#-- The rows of the files at `paths` before the commit (`actions`: 'removes') or after it
      ('adds'), with `__tablestream_file` and `__tablestream_row_index`, their position in the
      file; with `direct` (the window's budget of files read by path with their rows, a
@@ -123,7 +138,7 @@
      travel in time to their read_version, where Delta applies the vector, narrowed by the added
      files' statistics (the removed file's record of a vector-changed file keeps only its row
      count). --#}
-{% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, direct) %}
+{% macro spark__delta_log_positions_sql(relation, stream, commit, paths, actions, columns, direct) %}
   {%- set entries = commit[actions] | selectattr('path', 'in', paths) | list -%}
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set by_path, travelled = [], [] -%}

@@ -20,13 +20,18 @@
 {% endmacro %}
 
 
+{% macro stream_key_ranges_sql(relation, column, key_type, cap, counts=[]) %}
+  {{ return(adapter.dispatch('stream_key_ranges_sql', 'dbt_tablestream')(relation, column, key_type, cap, counts)) }}
+{% endmacro %}
+
+
 {#-- SQL returning one row: the sums of `counts` ([[name, aggregate], ...], each aggregate computed
      per key value and summed) and `key_ranges`, a JSON list of [lo, hi] pairs (as strings) that
      covers every non-NULL value of `column` in `relation`, cut at the widest gaps between
      neighbouring values into at most `cap` ranges. Neighbouring integers (or dates) leave no value
      between them, so they are never cut apart. The counts ride along the key values' grouping so
      that the window is read once: a common table read twice is computed twice. --#}
-{% macro stream_key_ranges_sql(relation, column, key_type, cap, counts=[]) %}
+{% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[]) %}
   {%- set key = adapter.quote(column) -%}
   {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
   {%- set difference = 'try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key))' -%}

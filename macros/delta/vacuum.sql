@@ -13,13 +13,8 @@
 {% endmacro %}
 
 
-{% macro vacuum_retention_check_setting() %}
-  {{ return(adapter.dispatch('vacuum_retention_check_setting', 'dbt_tablestream')()) }}
-{% endmacro %}
-
-
 {#-- Delta refuses a VACUUM whose retention is shorter than the table's
      delta.deletedFileRetentionDuration while this check is on. --#}
-{% macro spark__vacuum_retention_check_setting() %}
+{% macro vacuum_retention_check_setting() %}
   {{ return('spark.databricks.delta.retentionDurationCheck.enabled') }}
 {% endmacro %}

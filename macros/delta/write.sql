@@ -238,13 +238,18 @@ when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
 {% endmacro %}
 
 
+{% macro stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
+  {{ return(adapter.dispatch('stream_merge_build_sql', 'dbt_tablestream')(netted, data_columns, soft, keys, deleted_columns)) }}
+{% endmacro %}
+
+
 {#-- The target of a first run or a reset: the net rows that exist at the window's end (with
      `deleted_columns`, the model's columns, for sequence_by: under delete_mode soft also the
      deleted keys, as soft-deleted rows, since they are the tombstones), written in
      key order. Netting shuffles rows by a hash of the key, so without the order every file would
      hold keys from the whole range and every later MERGE would rewrite every file; in key order a
      MERGE rewrites only the files whose key ranges changed (docs/architecture.md, "Cost"). --#}
-{% macro stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
+{% macro spark__stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
   {%- set build_sql -%}
 select {{ dbt_tablestream.quoted_columns(data_columns) }}
 {%- if soft and deleted_columns is not none %},
@@ -262,14 +267,24 @@ order by {{ dbt_tablestream.quoted_columns(keys) }}
 {% endmacro %}
 
 
+{% macro stream_history_build_sql(versions, keys) %}
+  {{ return(adapter.dispatch('stream_history_build_sql', 'dbt_tablestream')(versions, keys)) }}
+{% endmacro %}
+
+
 {#-- The target of a first run or reset of an SCD type 2 stream_merge: the window's versions
      (history_versions_sql), in key order and each key's versions in time order. --#}
-{% macro stream_history_build_sql(versions, keys) %}
+{% macro spark__stream_history_build_sql(versions, keys) %}
   {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by ' ~ dbt_tablestream.quoted_columns(keys) ~ ', dbt_valid_from') }}
 {% endmacro %}
 
 
 {% macro stream_merge_source_sql(netted, data_columns, has_commit_timestamp) %}
+  {{ return(adapter.dispatch('stream_merge_source_sql', 'dbt_tablestream')(netted, data_columns, has_commit_timestamp)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_merge_source_sql(netted, data_columns, has_commit_timestamp) %}
   {%- set source_sql -%}
 select {{ dbt_tablestream.quoted_columns(data_columns) }}, __change_type, __commit_version,
   {{ '__commit_timestamp' if has_commit_timestamp else 'cast(null as timestamp) as __commit_timestamp' }}
@@ -280,9 +295,14 @@ where __change_type <> 'UPDATE_BEFORE'
 {% endmacro %}
 
 
+{% macro stream_merge_upserts_sql(netted, data_columns) %}
+  {{ return(adapter.dispatch('stream_merge_upserts_sql', 'dbt_tablestream')(netted, data_columns)) }}
+{% endmacro %}
+
+
 {#-- The rows a later run's MERGE writes (not its deletes), as the target's columns: what
      on_schema_change compares with the target. --#}
-{% macro stream_merge_upserts_sql(netted, data_columns) %}
+{% macro spark__stream_merge_upserts_sql(netted, data_columns) %}
   {{ return('select ' ~ dbt_tablestream.quoted_columns(data_columns) ~ ' from (' ~ netted ~ ") as __tablestream_net where __change_type <> 'DELETE'") }}
 {% endmacro %}
 

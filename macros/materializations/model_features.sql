@@ -55,9 +55,14 @@
 {% endmacro %}
 
 
+{% macro stream_contract_violations_sql(rows_sql, constraints) %}
+  {{ return(adapter.dispatch('stream_contract_violations_sql', 'dbt_tablestream')(rows_sql, constraints)) }}
+{% endmacro %}
+
+
 {#-- SQL counting, per constraint, the rows of `rows_sql` that break it (Delta rejects a row whose
      CHECK is false or NULL); none without constraints. --#}
-{% macro stream_contract_violations_sql(rows_sql, constraints) %}
+{% macro spark__stream_contract_violations_sql(rows_sql, constraints) %}
   {%- if not constraints -%}{{ return(none) }}{%- endif -%}
   {%- set counts = [] -%}
   {%- for constraint in constraints -%}
@@ -67,10 +72,15 @@
 {% endmacro %}
 
 
+{% macro check_stream_contract(stream, rows_sql, build) %}
+  {{ return(adapter.dispatch('check_stream_contract', 'dbt_tablestream')(stream, rows_sql, build)) }}
+{% endmacro %}
+
+
 {#-- Before the target's commit: an enforced contract's columns match what a build writes (dbt's
      own check), and no row the run writes breaks a constraint. `rows_sql`: the rows written in
      the target's columns; `build`: whether it creates the target. --#}
-{% macro check_stream_contract(stream, rows_sql, build) %}
+{% macro spark__check_stream_contract(stream, rows_sql, build) %}
   {%- if not dbt_tablestream.stream_contract_enforced() or rows_sql is none -%}{{ return(none) }}{%- endif -%}
   {%- if build -%}{%- do get_assert_columns_equivalent(rows_sql) -%}{%- endif -%}
   {%- set constraints = dbt_tablestream.stream_contract_constraints(model) -%}
@@ -93,10 +103,15 @@
 {% endmacro %}
 
 
+{% macro apply_stream_model_features(target_relation, existing_relation, rebuilt) %}
+  {{ return(adapter.dispatch('apply_stream_model_features', 'dbt_tablestream')(target_relation, existing_relation, rebuilt)) }}
+{% endmacro %}
+
+
 {#-- After the run's commits: grants, the contract's constraints on a built target, and its column
      comments, on every run as dbt-spark's incremental does (a rebuild replaces the table, and with
      it what these set). --#}
-{% macro apply_stream_model_features(target_relation, existing_relation, rebuilt) %}
+{% macro spark__apply_stream_model_features(target_relation, existing_relation, rebuilt) %}
   {%- if rebuilt -%}
     {%- for constraint in dbt_tablestream.stream_contract_constraints(model) -%}
       {%- call statement('persist_constraint') -%}
@@ -109,9 +124,14 @@
 {% endmacro %}
 
 
+{% macro persist_stream_column_docs(relation) %}
+  {{ return(adapter.dispatch('persist_stream_column_docs', 'dbt_tablestream')(relation)) }}
+{% endmacro %}
+
+
 {#-- persist_docs columns: the documented columns whose comment on the target differs. The table's
      comment is set when it is built (comment_clause), as dbt-spark sets it. --#}
-{% macro persist_stream_column_docs(relation) %}
+{% macro spark__persist_stream_column_docs(relation) %}
   {%- if not config.persist_column_docs() or not model.columns -%}{{ return(none) }}{%- endif -%}
   {%- set current = {} -%}
   {%- for row in run_query('describe table ' ~ relation).rows -%}

@@ -1,13 +1,23 @@
 {#-- The SQL of a snapshot_mirror's two writes: the build and the MERGE. Pure. --#}
 
 
+{% macro snapshot_mirror_build_sql(target, sql, settings) %}
+  {{ return(adapter.dispatch('snapshot_mirror_build_sql', 'dbt_tablestream')(target, sql, settings)) }}
+{% endmacro %}
+
+
 {#-- The mirror, built from the snapshot with the change data feed on; under delete_mode soft with
      `_deleted` (false) and `_deleted_at` (NULL). --#}
-{% macro snapshot_mirror_build_sql(target, sql, settings) %}
+{% macro spark__snapshot_mirror_build_sql(target, sql, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {{ return('create or replace table ' ~ target ~ ' using delta tblproperties (' ~ dbt_tablestream.sql_string('delta.enableChangeDataFeed')
       ~ ' = ' ~ dbt_tablestream.sql_string('true') ~ ') as\nselect *' ~ (', false as _deleted, cast(null as timestamp) as _deleted_at' if soft else '')
       ~ ' from (\n' ~ sql ~ '\n) as __tablestream_snapshot') }}
+{% endmacro %}
+
+
+{% macro snapshot_mirror_diff_sql(target, sql, columns, settings) %}
+  {{ return(adapter.dispatch('snapshot_mirror_diff_sql', 'dbt_tablestream')(target, sql, columns, settings)) }}
 {% endmacro %}
 
 
@@ -26,7 +36,7 @@
      the whole mirror on every run, unchanged nights included (docs/architecture.md, "Snapshot
      sources: snapshot_mirror"): matched by the differences only, it rewrites the files of changed
      keys, and a night without changes writes nothing. --#}
-{% macro snapshot_mirror_diff_sql(target, sql, columns, settings) %}
+{% macro spark__snapshot_mirror_diff_sql(target, sql, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {%- set keys = settings.key_columns | map('lower') | list -%}
   {%- set partition, joined, equal, diffed, current_columns = [], [], [], [], [] -%}
@@ -74,10 +84,15 @@ select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapsh
 {% endmacro %}
 
 
+{% macro snapshot_mirror_merge_sql(target, diff, columns, settings) %}
+  {{ return(adapter.dispatch('snapshot_mirror_merge_sql', 'dbt_tablestream')(target, diff, columns, settings)) }}
+{% endmacro %}
+
+
 {#-- The one MERGE of the differences (`diff`, snapshot_mirror_diff_relation) into the mirror: a
      vanished key is deleted (hard) or marked `_deleted` with the time (soft), a matched key
      updated, a new key inserted. --#}
-{% macro snapshot_mirror_merge_sql(target, diff, columns, settings) %}
+{% macro spark__snapshot_mirror_merge_sql(target, diff, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {%- set keys = settings.key_columns | map('lower') | list -%}
   {%- set on, assignments, names, values = [], [], [], [] -%}

@@ -80,7 +80,12 @@
 {% endmaterialization %}
 
 
-{#-- Whether a relation exists (the strategies ask it of the tombstones table). --#}
 {% macro stream_relation_exists(relation) %}
+  {{ return(adapter.dispatch('stream_relation_exists', 'dbt_tablestream')(relation)) }}
+{% endmacro %}
+
+
+{#-- Whether a relation exists (the strategies ask it of the tombstones table). --#}
+{% macro spark__stream_relation_exists(relation) %}
   {{ return(adapter.get_relation(relation.database, relation.schema, relation.identifier) is not none) }}
 {% endmacro %}

@@ -1,3 +1,8 @@
+{% macro stream_merge_strategy_sql(strategy, args) %}
+  {{ return(adapter.dispatch('stream_merge_strategy_sql', 'dbt_tablestream')(strategy, args)) }}
+{% endmacro %}
+
+
 {#-- stream_merge's strategies (docs/architecture.md, "stream_merge's strategies"): the SQL of a run
      for each way a target is kept, chosen once from the settings (stream_settings_of's
      `strategy`), as dbt-spark's incremental strategies are. Each returns the run's plan and runs
@@ -10,7 +15,7 @@
      `args`: compiled_code, keys, columns (the output's), data_columns (the target's), settings,
      stream, target, existing (the target relation on a later run, none on a rebuild), rebuild,
      key_ranges, and relation_exists (a macro telling whether a relation exists). --#}
-{% macro stream_merge_strategy_sql(strategy, args) %}
+{% macro spark__stream_merge_strategy_sql(strategy, args) %}
   {%- if strategy == 'net' -%}
     {{ return(dbt_tablestream.stream_merge_net_sql(args)) }}
   {%- elif strategy == 'events' -%}
@@ -22,8 +27,13 @@
 {% endmacro %}
 
 
-{#-- Net changes per key (the default): one change per key and window, upserted or deleted. --#}
 {% macro stream_merge_net_sql(args) %}
+  {{ return(adapter.dispatch('stream_merge_net_sql', 'dbt_tablestream')(args)) }}
+{% endmacro %}
+
+
+{#-- Net changes per key (the default): one change per key and window, upserted or deleted. --#}
+{% macro spark__stream_merge_net_sql(args) %}
   {%- set changes = dbt_tablestream.net_changes_sql(args.compiled_code, args['keys'], args.columns,
                                                     touched_deletes=not args.rebuild and dbt_tablestream._protocol_step('reapplies_windows', args.settings.protocol)()) -%}
   {%- if args.rebuild -%}
@@ -38,10 +48,15 @@
 {% endmacro %}
 
 
+{% macro stream_merge_events_sql(args) %}
+  {{ return(adapter.dispatch('stream_merge_events_sql', 'dbt_tablestream')(args)) }}
+{% endmacro %}
+
+
 {#-- CDC events (`sequence_by`): per key the newest event by sequence, against what the target
      already holds; under delete_mode hard the deletes are remembered in a tombstones table beside
      the target (docs/architecture.md, "Event sources"). --#}
-{% macro stream_merge_events_sql(args) %}
+{% macro spark__stream_merge_events_sql(args) %}
   {%- set settings = args.settings -%}
   {%- set events = settings.events -%}
   {%- set tombstones = dbt_tablestream.stream_tombstones_relation(args.target) if settings.delete_mode == 'hard' else none -%}
@@ -65,9 +80,14 @@
 {% endmacro %}
 
 
+{% macro stream_merge_history_sql(args) %}
+  {{ return(adapter.dispatch('stream_merge_history_sql', 'dbt_tablestream')(args)) }}
+{% endmacro %}
+
+
 {#-- History (`scd_type: 2`): every version of each key, with dbt snapshot's columns
      (docs/architecture.md, "History"). --#}
-{% macro stream_merge_history_sql(args) %}
+{% macro spark__stream_merge_history_sql(args) %}
   {%- set settings = args.settings -%}
   {%- set history = dict(settings.history) -%}
   {%- do history.update({'tracked': dbt_tablestream.history_tracked_columns(args.stream, history, args.data_columns, args['keys'], settings.sequence)}) -%}

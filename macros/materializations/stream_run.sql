@@ -55,11 +55,16 @@
 {% endmacro %}
 
 
+{% macro check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
+  {{ return(adapter.dispatch('check_stream_keys_not_null', 'dbt_tablestream')(stream, sql, keys, sequence, key_ranges)) }}
+{% endmacro %}
+
+
 {#-- Refuses change rows whose key is NULL, which could match no target row, and events whose
      sequence is NULL, which no order can place. Returns how many change rows the model read from
      the window (rows_read) and, with `key_ranges` ({'column', 'type', 'cap'}), the window's key
      ranges as literals (key_ranges: [[lo, hi], ...]), from the same one read of the window. --#}
-{% macro check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
+{% macro spark__check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
   {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence, key_ranges)).rows[0] -%}
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
@@ -87,6 +92,11 @@
 
 
 {% macro stream_null_keys_sql(sql, keys, sequence=[], key_ranges=none) %}
+  {{ return(adapter.dispatch('stream_null_keys_sql', 'dbt_tablestream')(sql, keys, sequence, key_ranges)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_null_keys_sql(sql, keys, sequence=[], key_ranges=none) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
   {%- set counts = [['rows_read', 'count(*)'], ['null_keys', 'count_if(' ~ conditions | join(' or ') ~ ')']] -%}
@@ -198,9 +208,14 @@
 {% endmacro %}
 
 
+{% macro existing_table(existing_relation) %}
+  {{ return(adapter.dispatch('existing_table', 'dbt_tablestream')(existing_relation)) }}
+{% endmacro %}
+
+
 {#-- The model's table as it exists, or none: a view in its place is dropped first, as dbt's own
      table and incremental materializations drop one. Runs after the pre-hooks. --#}
-{% macro existing_table(existing_relation) %}
+{% macro spark__existing_table(existing_relation) %}
   {%- if existing_relation is not none and existing_relation.is_view -%}
     {%- do adapter.drop_relation(existing_relation) -%}
     {{ return(none) }}

@@ -41,10 +41,15 @@
 {% endmacro %}
 
 
+{% macro check_snapshot_mirror_keys(settings, bad_keys_sql, diff=none) %}
+  {{ return(adapter.dispatch('check_snapshot_mirror_keys', 'dbt_tablestream')(settings, bad_keys_sql, diff)) }}
+{% endmacro %}
+
+
 {#-- Refuses NULL or repeated keys, naming up to ten of them: `bad_keys_sql` lists them
      (snapshot_mirror_bad_keys_sql), over the query before the mirror is built, over the
      snapshot's differences (`diff`, dropped first) before a MERGE. --#}
-{% macro check_snapshot_mirror_keys(settings, bad_keys_sql, diff=none) %}
+{% macro spark__check_snapshot_mirror_keys(settings, bad_keys_sql, diff=none) %}
   {%- set rows = run_query(bad_keys_sql).rows -%}
   {%- if rows -%}
     {%- if diff is not none -%}{%- do adapter.drop_relation(diff) -%}{%- endif -%}
@@ -61,10 +66,15 @@
 {% endmacro %}
 
 
+{% macro snapshot_mirror_bad_keys_sql(sql, keys, copies='count(*)') %}
+  {{ return(adapter.dispatch('snapshot_mirror_bad_keys_sql', 'dbt_tablestream')(sql, keys, copies)) }}
+{% endmacro %}
+
+
 {#-- The keys of `sql` that are NULL or appear more than once, with their row counts (`copies`),
      at most ten. `copies`: how a key's rows are counted, `count(*)` over the query, or
      `max(__tablestream_copies)` over its differences (snapshot_mirror_diff_sql). --#}
-{% macro snapshot_mirror_bad_keys_sql(sql, keys, copies='count(*)') %}
+{% macro spark__snapshot_mirror_bad_keys_sql(sql, keys, copies='count(*)') %}
   {%- set quoted = [] -%}
   {%- set nulls = [] -%}
   {%- for key in keys -%}
@@ -76,9 +86,14 @@
 {% endmacro %}
 
 
+{% macro check_snapshot_mirror_columns(settings, columns, target) %}
+  {{ return(adapter.dispatch('check_snapshot_mirror_columns', 'dbt_tablestream')(settings, columns, target)) }}
+{% endmacro %}
+
+
 {#-- A column added to or removed from the snapshot after the mirror was built is refused: the
      mirror's feed would record a change of every row for it. --#}
-{% macro check_snapshot_mirror_columns(settings, columns, target) %}
+{% macro spark__check_snapshot_mirror_columns(settings, columns, target) %}
   {%- set present = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | reject('in', ['_deleted', '_deleted_at']) | list -%}
   {%- set wanted = columns | map('lower') | list -%}
   {%- if present | sort != wanted | sort -%}

@@ -1,8 +1,13 @@
+{% macro create_offsets_logs() %}
+  {{ return(adapter.dispatch('create_offsets_logs', 'dbt_tablestream')()) }}
+{% endmacro %}
+
+
 {#-- Run by this package's on-run-start hook: with several threads, the offsets log of every schema a
      selected stream model writes to is created before the threads start. Threads that each created
      it on first use would race for the table's version 0, and all but one commit would fail. With
      one thread the first stream run creates it, so a run refused for bad input writes nothing. --#}
-{% macro create_offsets_logs() %}
+{% macro spark__create_offsets_logs() %}
   {%- if not execute or (target.threads | int) <= 1 -%}{{ return('') }}{%- endif -%}
   {%- set schemas = [] -%}
   {%- for node in graph.nodes.values()

@@ -10,6 +10,11 @@
 
 
 {% macro read_stream_offset(stream_name) %}
+  {{ return(adapter.dispatch('read_stream_offset', 'dbt_tablestream')(stream_name)) }}
+{% endmacro %}
+
+
+{% macro spark__read_stream_offset(stream_name) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return(none) }}
@@ -23,12 +28,17 @@
 {% endmacro %}
 
 
+{% macro offsets_position_order_sql(newest_first=false) %}
+  {{ return(adapter.dispatch('offsets_position_order_sql', 'dbt_tablestream')(newest_first)) }}
+{% endmacro %}
+
+
 {#-- The order of a stream's offsets rows, oldest first: by epoch, then by the version reached (a
      reset back to start_at reaches none, which comes first), then by when the row was written. The
      last row is the stream's position. `newest_first` reverses it. The Python reader of the log
      (dbt_tablestream/_offsets.py) orders by offsets_position_columns, so the order is written
      here once. --#}
-{% macro offsets_position_order_sql(newest_first=false) %}
+{% macro spark__offsets_position_order_sql(newest_first=false) %}
   {%- set ordered = [] -%}
   {%- for column in dbt_tablestream.offsets_position_columns() -%}
     {%- do ordered.append(column ~ (' desc nulls last' if newest_first else ' nulls first')) -%}
@@ -43,8 +53,13 @@
 {% endmacro %}
 
 
-{#-- The stream's latest row, and how many rows it has (`runs`: stream_compaction_due). --#}
 {% macro read_stream_offset_sql(relation, stream_name) %}
+  {{ return(adapter.dispatch('read_stream_offset_sql', 'dbt_tablestream')(relation, stream_name)) }}
+{% endmacro %}
+
+
+{#-- The stream's latest row, and how many rows it has (`runs`: stream_compaction_due). --#}
+{% macro spark__read_stream_offset_sql(relation, stream_name) %}
   {%- set query -%}
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from {{ relation }}
@@ -56,8 +71,13 @@ limit 1
 {% endmacro %}
 
 
-{#-- Every stream's latest row in the log, with its stream mode from its latest run. --#}
 {% macro latest_stream_offsets_sql(relation) %}
+  {{ return(adapter.dispatch('latest_stream_offsets_sql', 'dbt_tablestream')(relation)) }}
+{% endmacro %}
+
+
+{#-- Every stream's latest row in the log, with its stream mode from its latest run. --#}
+{% macro spark__latest_stream_offsets_sql(relation) %}
   {%- set query -%}
 select * from (
   select *,
@@ -74,9 +94,14 @@ order by stream_name
 {% endmacro %}
 
 
+{% macro offsets_row_sql(stream, rows_written, with_note=false) %}
+  {{ return(adapter.dispatch('offsets_row_sql', 'dbt_tablestream')(stream, rows_written, with_note)) }}
+{% endmacro %}
+
+
 {#-- `with_note`: the row has a note column, NULL when the stream has no note, so it unions with
      rows that have one. --#}
-{% macro offsets_row_sql(stream, rows_written, with_note=false) %}
+{% macro spark__offsets_row_sql(stream, rows_written, with_note=false) %}
   {{ return(dbt_tablestream.offsets_values_sql({
       'stream_name': stream.stream, 'epoch': stream.epoch, 'stream_id': stream.stream_id, 'source': stream.source,
       'source_table_id': stream.source_table_id, 'mode': stream.mode, 'from_version': stream.after,
@@ -85,8 +110,13 @@ order by stream_name
 {% endmacro %}
 
 
-{#-- One offsets-log row as a select, in the log's column order. --#}
 {% macro offsets_values_sql(values) %}
+  {{ return(adapter.dispatch('offsets_values_sql', 'dbt_tablestream')(values)) }}
+{% endmacro %}
+
+
+{#-- One offsets-log row as a select, in the log's column order. --#}
+{% macro spark__offsets_values_sql(values) %}
   {%- set row_sql %}
   select
     {{ dbt_tablestream.sql_string(values.stream_name) }} as stream_name,
@@ -123,11 +153,16 @@ order by stream_name
 {% endmacro %}
 
 
+{% macro append_stream_offset(stream, rows_written) %}
+  {{ return(adapter.dispatch('append_stream_offset', 'dbt_tablestream')(stream, rows_written)) }}
+{% endmacro %}
+
+
 {#-- The run's offsets rows, in one statement: a model reading several streams moves them together,
      each input's row carrying the rows its one commit wrote. Under the reapply protocol a
      concurrent run may have applied and logged the same window meanwhile, so only an unlogged
      window is appended. Returns how many rows were appended (none where Spark does not say). --#}
-{% macro append_stream_offset(stream, rows_written) %}
+{% macro spark__append_stream_offset(stream, rows_written) %}
   {%- set relation = dbt_tablestream.offsets_relation() -%}
   {%- set with_note = stream.inputs | map(attribute='note') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}

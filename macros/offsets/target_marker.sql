@@ -1,14 +1,6 @@
-{#-- The marker a stream leaves on its target: commitInfo.userMetadata of the target's commit. --#}
-
-
-{% macro stream_target_marker(target, stream_name) %}
-  {{ return(adapter.dispatch('stream_target_marker', 'dbt_tablestream')(target, stream_name)) }}
-{% endmacro %}
-
-
 {#-- The newest marker the stream left in the target's commitInfo.userMetadata: recent history
      first, the whole history only when the recent part has none. --#}
-{% macro spark__stream_target_marker(target, stream_name) %}
+{% macro stream_target_marker(target, stream_name) %}
   {{ return(dbt_tablestream.stream_target_markers(target, [stream_name])[stream_name]) }}
 {% endmacro %}
 
@@ -43,14 +35,9 @@
 {% endmacro %}
 
 
-{% macro find_marker(history_rows, stream_name) %}
-  {{ return(adapter.dispatch('find_marker', 'dbt_tablestream')(history_rows, stream_name)) }}
-{% endmacro %}
-
-
 {#-- The newest marker of the input `stream_name` (its epoch, window and source table id), with
      its commit's version. --#}
-{% macro spark__find_marker(history_rows, stream_name) %}
+{% macro find_marker(history_rows, stream_name) %}
   {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) -%}
     {%- for entry in commit.inputs if entry.get('stream') == stream_name -%}
       {%- set marker = {'commit_version': commit.commit_version} -%}
@@ -62,14 +49,9 @@
 {% endmacro %}
 
 
-{% macro find_commit_marker(history_rows, group_name) %}
-  {{ return(adapter.dispatch('find_commit_marker', 'dbt_tablestream')(history_rows, group_name)) }}
-{% endmacro %}
-
-
 {#-- The newest commit of the group `group_name` (stream_group's name): its stream id, window end
      and invocation, with its version. --#}
-{% macro spark__find_commit_marker(history_rows, group_name) %}
+{% macro find_commit_marker(history_rows, group_name) %}
   {%- for commit in dbt_tablestream.stream_commit_markers(history_rows) if commit.own.get('stream') == group_name -%}
     {%- set marker = {'commit_version': commit.commit_version} -%}
     {%- do marker.update(commit.own) -%}
@@ -79,17 +61,12 @@
 {% endmacro %}
 
 
-{% macro stream_commit_markers(history_rows) %}
-  {{ return(adapter.dispatch('stream_commit_markers', 'dbt_tablestream')(history_rows)) }}
-{% endmacro %}
-
-
 {#-- The one reader of the markers in DESCRIBE HISTORY rows (as stream_marker_metadata writes
      them), in the rows' order: each marked commit's version, its `own` marker (the group's stream
      id, window end and invocation) and its `inputs`' markers (each input's epoch, window and
      source table id), keys without the `tablestream.` prefix. A commit an earlier version of the
      package wrote for one stream carries that stream's marker alone: it is both. --#}
-{% macro spark__stream_commit_markers(history_rows) %}
+{% macro stream_commit_markers(history_rows) %}
   {%- set commits = [] -%}
   {%- for row in history_rows -%}
     {%- set metadata = row['userMetadata'] -%}

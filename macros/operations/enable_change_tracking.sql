@@ -1,9 +1,14 @@
+{% macro enable_change_tracking(relation, mode='change_data_feed') %}
+  {{ return(adapter.dispatch('enable_change_tracking', 'dbt_tablestream')(relation, mode)) }}
+{% endmacro %}
+
+
 {#-- Turn on what a stream reads on a table: the Delta equivalent of
      ALTER TABLE ... SET PROPERTIES ('change_tracking' = 'true'). `mode`:
        change_data_feed (default): Delta's change data feed, read by stream_read: table_changes;
        changelog: row tracking, the row identity Delta's changelog (stream_read: changelog) needs.
      Changes are tracked from the version this commits on; earlier versions cannot be read. --#}
-{% macro enable_change_tracking(relation, mode='change_data_feed') %}
+{% macro spark__enable_change_tracking(relation, mode='change_data_feed') %}
   {%- do dbt_tablestream.stream_engine_check('enable_change_tracking') -%}
   {%- if mode not in ['change_data_feed', 'changelog'] -%}
     {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "

@@ -1,8 +1,13 @@
+{% macro stream_history(stream_name, schema=none, limit=50, format='table') %}
+  {{ return(adapter.dispatch('stream_history', 'dbt_tablestream')(stream_name, schema, limit, format)) }}
+{% endmacro %}
+
+
 {#-- The offsets log of a stream, newest first (the order of its positions: epoch, then offset,
      then commit time): one row per run, reset and drop; of a stream model, each of its streams in
      turn. `format`: `table` (printed), `json` (printed alone) or `entries` (returned only).
      `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ..., format: json}'` --#}
-{% macro stream_history(stream_name, schema=none, limit=50, format='table') %}
+{% macro spark__stream_history(stream_name, schema=none, limit=50, format='table') %}
   {%- do dbt_tablestream.stream_engine_check('stream_history') -%}
   {%- set positions = dbt_tablestream.find_stream_positions(stream_name, schema) -%}
   {%- set entries = [] -%}

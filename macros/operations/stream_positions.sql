@@ -1,7 +1,12 @@
+{% macro stream_positions(schema=none, include_dropped=false) %}
+  {{ return(adapter.dispatch('stream_positions', 'dbt_tablestream')(schema, include_dropped)) }}
+{% endmacro %}
+
+
 {#-- Shared by the stream operations and generic tests: every stream's latest offsets-log row,
      and its health. --#}
 
-{% macro stream_positions(schema=none, include_dropped=false) %}
+{% macro spark__stream_positions(schema=none, include_dropped=false) %}
   {%- do dbt_tablestream.stream_engine_check('stream_positions') -%}
   {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}

@@ -97,12 +97,17 @@
 {% endmacro %}
 
 
+{% macro vacuum_retention_plan(source, table_id, requested, now, force, schemas) %}
+  {{ return(adapter.dispatch('vacuum_retention_plan', 'dbt_tablestream')(source, table_id, requested, now, force, schemas)) }}
+{% endmacro %}
+
+
 {#-- The retention that keeps every live stream's next window readable: for each stream on the
      source (same table id, an offset, behind the latest version), the age of its oldest
      unconsumed commit, rounded up to the hour, plus an hour for files written before their commit
      landed. Returns retain_hours, the streams (oldest first), those the retention protects beyond
      `requested`, and notes for streams that cannot be protected. --#}
-{% macro vacuum_retention_plan(source, table_id, requested, now, force, schemas) %}
+{% macro spark__vacuum_retention_plan(source, table_id, requested, now, force, schemas) %}
   {%- set streams = [] -%}
   {%- for position in dbt_tablestream.streams_reading(source, table_id, schemas) -%}
     {%- do streams.append({'stream': position.stream_name, 'offset_version': position.to_version, 'target': position.target}) -%}
@@ -165,8 +170,13 @@
 {% endmacro %}
 
 
-{#-- Every schema of the catalog that holds an offsets log. --#}
 {% macro schemas_with_offsets_log() %}
+  {{ return(adapter.dispatch('schemas_with_offsets_log', 'dbt_tablestream')()) }}
+{% endmacro %}
+
+
+{#-- Every schema of the catalog that holds an offsets log. --#}
+{% macro spark__schemas_with_offsets_log() %}
   {%- set found = [] -%}
   {%- set name = dbt_tablestream.offsets_relation(target.schema).identifier -%}
   {%- for row in run_query('show schemas').rows -%}

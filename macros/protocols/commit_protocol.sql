@@ -1,18 +1,5 @@
-{#-- Which commit protocol a run uses (docs/architecture.md, "Exactly once without session
-     settings"), chosen here and nowhere else: 'marked', where the session may SET Delta's
-     idempotent-write settings (a local session, a Spark cluster, a Databricks cluster), or
-     'reapply', where it may not (a Databricks SQL warehouse, and the local profile's
-     emulate_sql_warehouse). Each protocol is the set of `_<protocol>_<step>` macros in
-     macros/protocols/, reached through _protocol_step. The project var
-     `tablestream_commit_protocol` chooses one for every target; its default, 'auto', tells them
-     apart by the connection. --#}
-{% macro stream_commit_protocol() %}
-  {{ return(adapter.dispatch('stream_commit_protocol', 'dbt_tablestream')()) }}
-{% endmacro %}
-
-
 {#-- {name, reason}: the reason is said in the messages that refuse what a protocol cannot do. --#}
-{% macro spark__stream_commit_protocol() %}
+{% macro stream_commit_protocol() %}
   {%- set chosen = var('tablestream_commit_protocol', 'auto') -%}
   {%- if chosen not in ['auto', 'marked', 'reapply'] -%}
     {{ exceptions.raise_compiler_error(
@@ -44,11 +31,6 @@
      idempotent-write settings and its VACUUM retention check among them: a warehouse, and the
      local profile's emulate_sql_warehouse. --#}
 {% macro session_settings_refused() %}
-  {{ return(adapter.dispatch('session_settings_refused', 'dbt_tablestream')()) }}
-{% endmacro %}
-
-
-{% macro spark__session_settings_refused() %}
   {#-- A warehouse's HTTP path is /sql/1.0/warehouses/<id>; a cluster's /sql/protocolv1/o/<org>/<id>. --#}
   {%- set on_warehouse = target.get('emulate_sql_warehouse') or (target.type == 'databricks' and '/warehouses/' in (target.get('http_path') or '')) -%}
   {{ return(true if on_warehouse else false) }}

@@ -130,14 +130,9 @@ when not matched then insert *
 {% endmacro %}
 
 
-{% macro check_stream_position_unmoved(stream) %}
-  {{ return(adapter.dispatch('check_stream_position_unmoved', 'dbt_tablestream')(stream)) }}
-{% endmacro %}
-
-
 {#-- Refuses the write when the offsets log moved an input past where this run read it from:
      another run of the stream logged a later window (or a reset) after this run compiled. --#}
-{% macro spark__check_stream_position_unmoved(stream) %}
+{% macro check_stream_position_unmoved(stream) %}
   {%- for input in stream.inputs if input.view is not none -%}
     {%- set logged = dbt_tablestream.read_stream_offset(input.stream) -%}
     {%- if logged is not none and ((logged.epoch | int) != input.epoch or (logged.to_version is not none and (logged.to_version | int) > input.after)) -%}

@@ -1,9 +1,14 @@
+{% macro change_rows_sql(stream, source_relation, columns=none, marked=true) %}
+  {{ return(adapter.dispatch('change_rows_sql', 'dbt_tablestream')(stream, source_relation, columns, marked)) }}
+{% endmacro %}
+
+
 {#-- The column contract of a stream read (docs/architecture.md, "The layers"): every source column, then
      __change_type, __commit_version, __commit_timestamp. The window is embedded as a comment so the
      materialization commits exactly the window that was read. The comment's `view` is 'window'
      (none for an empty window): the read's SQL follows the comment, and a log read's of many
      files or row positions would double the statement. --#}
-{% macro change_rows_sql(stream, source_relation, columns=none, marked=true) %}
+{% macro spark__change_rows_sql(stream, source_relation, columns=none, marked=true) %}
   {#-- An empty window selects no row, so `*` gives the source's columns without describing them. --#}
   {%- set columns = columns if columns is not none or stream.view is none else adapter.get_columns_in_relation(source_relation) -%}
   {%- set marker = tojson(dict(stream, view=none if stream.view is none else 'window')) | replace('/', '\\/') -%}
@@ -54,9 +59,14 @@
 {% endmacro %}
 
 
+{% macro paired_changes_sql(changes, keys) %}
+  {{ return(adapter.dispatch('paired_changes_sql', 'dbt_tablestream')(changes, keys)) }}
+{% endmacro %}
+
+
 {#-- `changes` with __tablestream_paired: the row is a key's one delete or one insert in a commit
      that has exactly one of each for the key. --#}
-{% macro paired_changes_sql(changes, keys) %}
+{% macro spark__paired_changes_sql(changes, keys) %}
   {%- set partition = ['_commit_version'] -%}
   {%- for key in keys -%}{%- do partition.append(adapter.quote(key)) -%}{%- endfor -%}
   {%- set sql -%}
@@ -87,6 +97,11 @@
 {% endmacro %}
 
 
+{% macro drop_carryovers_sql(changes_relation, columns) %}
+  {{ return(adapter.dispatch('drop_carryovers_sql', 'dbt_tablestream')(changes_relation, columns)) }}
+{% endmacro %}
+
+
 {#-- The change feed's rows without its carry-overs: rows a commit rewrote without changing them.
      An UPDATE or MERGE that sets a row to what it was records equal pre- and post-images, and a
      MERGE that deletes and inserts a row unchanged records an equal delete and insert, in one
@@ -96,7 +111,7 @@
      JSON, timestamps to the microsecond). Both windows share one partitioning and order (the
      counts over the whole partition), so Spark sorts the rows once, not twice: 20% off a log read
      of two rewritten files of 250,000 rows (bench/README.md). --#}
-{% macro drop_carryovers_sql(changes_relation, columns) %}
+{% macro spark__drop_carryovers_sql(changes_relation, columns) %}
   {%- set identity = ['_commit_version', "_change_type in ('update_preimage', 'update_postimage')"] -%}
   {%- for column in columns -%}
     {%- set type = (column.dtype if column.dtype is defined else column.dataType.simpleString()) | string | lower -%}

@@ -72,10 +72,15 @@
 {% endmacro %}
 
 
+{% macro changes_range_version(relation, query, name, point) %}
+  {{ return(adapter.dispatch('changes_range_version', 'dbt_tablestream')(relation, query, name, point)) }}
+{% endmacro %}
+
+
 {#-- One end of a change query's range as a version: a version as given; a timestamp as Delta's
      table_changes takes it, the first version committed at or after it (`from`) or the last at or
      before it (`to`). --#}
-{% macro changes_range_version(relation, query, name, point) %}
+{% macro spark__changes_range_version(relation, query, name, point) %}
   {%- if point is number -%}{{ return(point | int) }}{%- endif -%}
   {%- set moment = run_query(dbt_tablestream.timestamp_sql(point)).rows[0][0] -%}
   {%- if moment is none -%}

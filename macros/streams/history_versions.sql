@@ -1,3 +1,8 @@
+{% macro history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
+  {{ return(adapter.dispatch('history_versions_sql', 'dbt_tablestream')(sql, keys, columns, data_columns, history, events, current, drop_applied)) }}
+{% endmacro %}
+
+
 {#-- The versions a window adds to an SCD type 2 history (`scd_type: 2`; docs/architecture.md,
      "History"): the stream_merge counterpart of net_changes_sql when a target keeps every change.
 
@@ -23,7 +28,7 @@
      next group's dbt_valid_from. The open row keeps its dbt_scd_id; a new version's is a hash of
      its key and dbt_valid_from. An open row that the window leaves as it was is not returned, so
      the MERGE rewrites no file for it. --#}
-{% macro history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
+{% macro spark__history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
   {%- set sequence = events['sequence'] if events else [] -%}
   {%- set at = adapter.quote(sequence[0]) if sequence else '__commit_timestamp' -%}
   {%- set new_record = history['hard_deletes'] == 'new_record' -%}

@@ -1,3 +1,8 @@
+{% macro net_changes_sql(sql, keys, columns, touched_deletes=false) %}
+  {{ return(adapter.dispatch('net_changes_sql', 'dbt_tablestream')(sql, keys, columns, touched_deletes)) }}
+{% endmacro %}
+
+
 {#-- Net changes per key (docs/architecture.md, "The layers"; Spark 4.2's netChanges): a key's
      changes are ordered by __commit_version, then pre-images before post-images. Its first row is
      its state before the window, its last row its state after:
@@ -11,7 +16,7 @@
      `touched_deletes` (the reapply protocol, docs/architecture.md): a window applied again after
      a lost offsets row may find a key that the first application inserted; its DELETE leaves
      every key the window touched as the window's end has it. --#}
-{% macro net_changes_sql(sql, keys, columns, touched_deletes=false) %}
+{% macro spark__net_changes_sql(sql, keys, columns, touched_deletes=false) %}
   {%- set key_list = [] -%}
   {%- for key in keys -%}{%- do key_list.append(adapter.quote(key)) -%}{%- endfor -%}
   {%- set key_list = key_list | join(', ') -%}

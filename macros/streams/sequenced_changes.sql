@@ -1,3 +1,8 @@
+{% macro sequenced_changes_sql(sql, keys, columns, events, applied=[]) %}
+  {{ return(adapter.dispatch('sequenced_changes_sql', 'dbt_tablestream')(sql, keys, columns, events, applied)) }}
+{% endmacro %}
+
+
 {#-- The newest event per key of a CDC event source (docs/architecture.md, "Event sources"): the
      stream_merge counterpart of net_changes_sql when the model sets `sequence_by`.
 
@@ -19,7 +24,7 @@
      dropped first, so a late event cannot lend a value. A column then takes the newest non-NULL
      value among the window's upserts after the key's last delete in the window;
      __tablestream_after_delete says there was such a delete, so the stored value is not kept. --#}
-{% macro sequenced_changes_sql(sql, keys, columns, events, applied=[]) %}
+{% macro spark__sequenced_changes_sql(sql, keys, columns, events, applied=[]) %}
   {%- set sequence = events['sequence'] -%}
   {%- set ignore_null = events['ignore_null'] -%}
   {%- set kept = columns | reject('equalto', '__change_type') | list -%}

@@ -3,16 +3,7 @@
      VACUUM may have removed its files. --#}
 
 
-{#-- The source's commits from the window's first version on (DESCRIBE HISTORY rows, newest
-     first), or none when the window is empty or reversed: read once, for the schema-change split
-     and the window check. `known`: the rows already read with the source's state ({rows, limit},
-     stream_source_state); when they reach the window's start nothing more is read. --#}
 {% macro stream_window_commits(relation, stream, known=none) %}
-  {{ return(adapter.dispatch('stream_window_commits', 'dbt_tablestream')(relation, stream, known)) }}
-{% endmacro %}
-
-
-{% macro spark__stream_window_commits(relation, stream, known=none) %}
   {%- if stream.snapshot or stream.after >= stream.through -%}{{ return(none) }}{%- endif -%}
   {%- set first = stream.after + 1 -%}
   {%- if known is not none and known.rows and (known.limit is none or dbt_tablestream.history_limit_to_reach(known.rows, first, known.limit) is none) -%}
@@ -44,15 +35,10 @@
 {% endmacro %}
 
 
-{% macro history_limit_to_reach(rows, first, limit) %}
-  {{ return(adapter.dispatch('history_limit_to_reach', 'dbt_tablestream')(rows, first, limit)) }}
-{% endmacro %}
-
-
 {#-- The LIMIT of the next DESCRIBE HISTORY read needed to reach version `first`, or none when
      `rows` (read with `limit`) already reach it or the start of the log. Every reader of a window's
      history uses it, the PySpark API included. --#}
-{% macro spark__history_limit_to_reach(rows, first, limit) %}
+{% macro history_limit_to_reach(rows, first, limit) %}
   {%- set versions = [] -%}
   {%- for row in rows -%}{%- do versions.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (versions | length) < limit or (versions | min) <= first -%}{{ return(none) }}{%- endif -%}
@@ -60,14 +46,9 @@
 {% endmacro %}
 
 
-{% macro file_retention(table_properties) %}
-  {{ return(adapter.dispatch('file_retention', 'dbt_tablestream')(table_properties)) }}
-{% endmacro %}
-
-
 {#-- How long the source keeps removed files before a VACUUM may delete them: its
      delta.deletedFileRetentionDuration, Delta's default when unset. --#}
-{% macro spark__file_retention(table_properties) %}
+{% macro file_retention(table_properties) %}
   {{ return(table_properties.get('delta.deletedFileRetentionDuration', 'interval 1 week')) }}
 {% endmacro %}
 

@@ -1,8 +1,13 @@
+{% macro stream_file_rows(stream_sql, columns, format='json') %}
+  {{ return(adapter.dispatch('stream_file_rows', 'dbt_tablestream')(stream_sql, columns, format)) }}
+{% endmacro %}
+
+
 {#-- The records of the files a directory-table stream's window added or replaced, read with Spark's
      file source `format` (json, csv, parquet, ...): one row per record, `relative_path` first, then
      `columns` ({name: type}) cast to their types. A file whose last event in the window is a
      DELETE is not read. Only these files are read, so a run costs what arrived. --#}
-{% macro stream_file_rows(stream_sql, columns, format='json') %}
+{% macro spark__stream_file_rows(stream_sql, columns, format='json') %}
   {%- set formats = ['json', 'csv', 'parquet', 'orc', 'text', 'avro'] -%}
   {%- if format not in formats -%}
     {{ exceptions.raise_compiler_error(

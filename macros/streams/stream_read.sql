@@ -9,9 +9,14 @@
 {% endmacro %}
 
 
+{% macro window_columns(relation, stream) %}
+  {{ return(adapter.dispatch('window_columns', 'dbt_tablestream')(relation, stream)) }}
+{% endmacro %}
+
+
 {#-- The columns a read of the window gives (window_schema_relation's): the source's current ones
      from dbt's relation cache, else described as of the window's `schema_version`. --#}
-{% macro window_columns(relation, stream) %}
+{% macro spark__window_columns(relation, stream) %}
   {%- if stream.schema_version is none -%}{{ return(adapter.get_columns_in_relation(relation)) }}{%- endif -%}
   {{ return(dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.window_schema_relation(relation, stream))) }}
 {% endmacro %}
@@ -23,8 +28,13 @@
 {% endmacro %}
 
 
-{#-- The columns a select gives, {name, dtype} each, as DESCRIBE QUERY lists them. --#}
 {% macro described_columns(select_sql) %}
+  {{ return(adapter.dispatch('described_columns', 'dbt_tablestream')(select_sql)) }}
+{% endmacro %}
+
+
+{#-- The columns a select gives, {name, dtype} each, as DESCRIBE QUERY lists them. --#}
+{% macro spark__described_columns(select_sql) %}
   {%- set columns = [] -%}
   {%- for row in run_query('describe query ' ~ select_sql).rows -%}
     {%- do columns.append({'name': row[0], 'dtype': row[1]}) -%}
@@ -33,11 +43,16 @@
 {% endmacro %}
 
 
+{% macro resolve_stream(relation, default_suffix) %}
+  {{ return(adapter.dispatch('resolve_stream', 'dbt_tablestream')(relation, default_suffix)) }}
+{% endmacro %}
+
+
 {#-- The stream's identity, offset and window, pinned now: the offset is the larger of the offsets
      log and the target's own marker (docs/architecture.md, "One stream run, traced", step 1); `to`
      is the source's latest version. Returns {stream, columns}: the stream and its window's columns
      (window_columns). --#}
-{% macro resolve_stream(relation, default_suffix) %}
+{% macro spark__resolve_stream(relation, default_suffix) %}
   {%- set settings = dbt_tablestream.stream_settings() -%}
   {%- set stream_name = settings.stream_name or (this.identifier ~ '__' ~ default_suffix) -%}
   {%- set start_at = settings.start_at -%}

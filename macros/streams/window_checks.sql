@@ -3,17 +3,9 @@
      run, traced"), and the refusals they give. --#}
 
 
-{#-- Checks the window (unless `checked`: the caller already asked stream_window_problem) and
-     returns the relation its raw change rows are read from. `columns`: the window's
-     (window_columns), when the caller has them. --#}
-{% macro register_stream_window(relation, stream, table_id, checked=false, columns=none) %}
-  {{ return(adapter.dispatch('register_stream_window', 'dbt_tablestream')(relation, stream, table_id, checked, columns)) }}
-{% endmacro %}
-
-
 {#-- Refuses a window that cannot be read completely and exactly (docs/architecture.md, "One
      stream run, traced", step 2), then returns the relation its changes are read from. --#}
-{% macro spark__register_stream_window(relation, stream, table_id, checked=false, columns=none) %}
+{% macro register_stream_window(relation, stream, table_id, checked=false, columns=none) %}
   {%- set problem = none if checked else dbt_tablestream.stream_window_problem(relation, stream, table_id) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem.message) }}{%- endif -%}
   {{ return(dbt_tablestream.window_relation_sql(relation, stream, columns)) }}
@@ -47,15 +39,10 @@
 {% endmacro %}
 
 
-{% macro window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
-  {{ return(adapter.dispatch('window_problem', 'dbt_tablestream')(relation, stream, table_id, window_rows, retained_from)) }}
-{% endmacro %}
-
-
 {#-- Why the window (after, through] of the source cannot be read (a window_refusal), or none.
      `retained_from`: the time before which VACUUM may have removed the source's files
      (spark__retained_from_sql). --#}
-{% macro spark__window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
+{% macro window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
   {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
     {{ return(dbt_tablestream.window_refusal('recreated', stream.subject ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
@@ -88,18 +75,13 @@
 {% endmacro %}
 
 
-{% macro window_commits_problem(stream, window_rows) %}
-  {{ return(adapter.dispatch('window_commits_problem', 'dbt_tablestream')(stream, window_rows)) }}
-{% endmacro %}
-
-
 {#-- The window's commits, oldest first: every data commit was tracked (the change feed on, or for
      stream_read: changelog row tracking on from the window's first version, as Delta's changelog
      requires; a setting changed inside the window is tracked from there), unless the stream reads
      untracked commits from the Delta log (stream_read: delta_log, on_feed_off: delta_log); and
      none is older than what a later VACUUM in the window kept. Delta itself refuses such reads
      too, but later and less clearly. --#}
-{% macro spark__window_commits_problem(stream, window_rows) %}
+{% macro window_commits_problem(stream, window_rows) %}
   {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
   {%- set data_operations = dbt_tablestream.delta_data_operations() -%}
   {%- set commits = dbt_tablestream.window_commit_states(stream, window_rows) -%}

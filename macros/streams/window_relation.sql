@@ -31,7 +31,17 @@
 
 
 {% macro table_changes_sql(relation, first, through) %}
+  {{ return(adapter.dispatch('table_changes_sql', 'dbt_tablestream')(relation, first, through)) }}
+{% endmacro %}
+
+
+{% macro spark__table_changes_sql(relation, first, through) %}
   {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ first ~ ", " ~ through ~ ")") }}
+{% endmacro %}
+
+
+{% macro window_files_relation_sql(relation, stream, columns=none) %}
+  {{ return(adapter.dispatch('window_files_relation_sql', 'dbt_tablestream')(relation, stream, columns)) }}
 {% endmacro %}
 
 
@@ -45,7 +55,7 @@
      update_preimage / update_postimage, both within a commit and so only where a commit both
      removed and added files; an append's rows skip both, each a shuffle of every row (a read of
      1M appended rows took 0.55 s with the cancellation, 0.12 s without; bench/README.md). --#}
-{% macro window_files_relation_sql(relation, stream, columns=none) %}
+{% macro spark__window_files_relation_sql(relation, stream, columns=none) %}
   {%- set window = range(stream.after + 1, stream.through + 1) | list -%}
   {%- set listed = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
   {%- set feed_from = (listed | max) + 1 if listed else stream.after + 1 -%}

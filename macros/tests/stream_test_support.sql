@@ -50,8 +50,13 @@
 {% endmacro %}
 
 
-{#-- The mirrors_source check: source at the offset version EXCEPT ALL target, both ways. --#}
 {% macro mirrors_source_sql(model) %}
+  {{ return(adapter.dispatch('mirrors_source_sql', 'dbt_tablestream')(model)) }}
+{% endmacro %}
+
+
+{#-- The mirrors_source check: source at the offset version EXCEPT ALL target, both ways. --#}
+{% macro spark__mirrors_source_sql(model) %}
   {%- set target = model.schema ~ '.' ~ model.identifier -%}
   {%- set positions = dbt_tablestream.stream_positions(model.schema) | selectattr('target', 'equalto', target) | list -%}
   {%- if positions | length != 1 or positions[0].to_version is none -%}

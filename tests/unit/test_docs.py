@@ -62,7 +62,8 @@ OTHER_NAMES = {
 
 def _repository_names() -> set[str]:
     """What a backquoted name in the doc may be: a macro, a protocol step, a config, a project
-    var, a key of the stream value or a keyword argument of a macro, a Python function or module."""
+    var, a key of the stream value or a keyword argument of a macro, a Python function or module,
+    or a test."""
     sql = "".join(path.read_text() for path in (ROOT / "macros").rglob("*.sql"))
     python = "".join(
         path.read_text() for path in [*(ROOT / "dbt_tablestream").rglob("*.py"), *(ROOT / "dbt").rglob("*.py")]
@@ -73,6 +74,8 @@ def _repository_names() -> set[str]:
     names |= set(re.findall(r"'(\w+)':", sql)) | set(re.findall(r"\b(\w+)=", sql))
     names |= set(re.findall(r"^\s*(?:def|class)\s+(\w+)", python, re.M))
     names |= {path.stem for path in (ROOT / "dbt_tablestream").rglob("*.py")}
+    tests = "".join(path.read_text() for path in (ROOT / "tests").rglob("test_*.py"))
+    names |= set(re.findall(r"^def (test_\w+)", tests, re.M))
     return names
 
 

@@ -236,3 +236,59 @@ def test_a_stream_is_named_in_messages_by_stream_subject_alone() -> None:
     lines = (MACROS / "streams" / "stream_value.sql").read_text().splitlines()
     definition = next(number for number, line in enumerate(lines, 1) if "macro stream_subject" in line)
     assert found == [f"streams/stream_value.sql:{definition + 1}"]
+
+
+# A statement a macro runs itself: dbt's and dbt-spark's ways to send SQL or touch a relation, and
+# the adapter's own deletion-vector reader.
+RUNS_A_STATEMENT = re.compile(
+    r"run_query\(|\bstatement\(|load_result\(|adapter\.deletion_vector_positions\(|adapter\.(execute|get_columns_in_relation|"
+    r"get_relation|drop_relation|rename_relation|truncate_relation|create_schema|drop_schema)\("
+)
+IMPLEMENTATION_PREFIXES = ("spark__", "default__", "tablestream__")
+
+
+def test_exactly_the_macros_that_run_or_return_engine_sql_dispatch() -> None:
+    """docs/architecture.md, "Dispatch": a public macro dispatches if and only if it runs a statement
+    itself or through the private steps it calls (a protocol's steps among them), returns SQL (its
+    name ends in `_sql`), or differs by adapter (an implementation besides `spark__`). A pure helper
+    does not dispatch; an orchestrating macro does not either: the engine pieces it calls do."""
+    bodies: dict[str, str] = {}
+    for path in MACROS.rglob("*.sql"):
+        for name, body in re.findall(r"{%-?\s*macro\s+(\w+)\(.*?\)\s*-?%}(.*?){%-?\s*endmacro", path.read_text(), re.S):
+            bodies[name] = body
+
+    def public_name(name: str) -> str:
+        return next((name[len(prefix) :] for prefix in IMPLEMENTATION_PREFIXES if name.startswith(prefix)), name)
+
+    implementations: dict[str, list[str]] = {}
+    for name in bodies:
+        if public_name(name) != name:
+            implementations.setdefault(public_name(name), []).append(name)
+
+    def code(name: str) -> str:
+        return bodies[name] + "".join(bodies[each] for each in implementations.get(name, []))
+
+    steps = {name for name in bodies if re.match(r"_(marked|reapply)_", name)}
+    runs = {name: bool(RUNS_A_STATEMENT.search(code(name))) for name in bodies}
+    callees = {
+        name: set(re.findall(r"dbt_tablestream\.(_\w+)\(", code(name)))
+        | (steps if "_protocol_step(" in code(name) else set())
+        for name in bodies
+    }
+    grown = True
+    while grown:
+        grown = False
+        for name in bodies:
+            if not runs[name] and any(runs.get(callee) for callee in callees[name]):
+                runs[name] = grown = True
+    public = [name for name in bodies if not name.startswith("_") and public_name(name) == name]
+    engine = {
+        name
+        for name in public
+        if runs[name]
+        or name.endswith("_sql")
+        or any(not each.startswith("spark__") for each in implementations.get(name, []))
+    }
+    dispatched = {name for name in public if f"adapter.dispatch('{name}', 'dbt_tablestream')" in bodies[name]}
+    assert sorted(engine - dispatched) == [], "these run or return engine SQL: dispatch them"
+    assert sorted(dispatched - engine) == [], "these neither run nor return engine SQL: do not dispatch them"
