@@ -32,7 +32,7 @@ _Z85_VALUES = {character: value for value, character in enumerate(Z85_ALPHABET)}
 def z85_decoded(text: str) -> bytes:
     """Z85 (the ZeroMQ base-85 alphabet: 5 characters for each 4 bytes, big-endian) decoded."""
     if len(text) % 5:
-        raise ValueError(f"Z85 text is a multiple of 5 characters long, not {len(text)}")
+        raise ValueError(f"Z85 text must be a multiple of 5 characters long, not {len(text)}")
     blocks = []
     for start in range(0, len(text), 5):
         value = 0
@@ -113,17 +113,23 @@ def vector_positions(location: str, descriptors: Sequence[Mapping[str, Any] | No
     time travel, where Delta applies the vectors."""
     directory = local_directory(location)
     decoded: list[list[int]] = []
+    # A file whose vector several commits of a window changed names each vector twice: as one
+    # commit's new vector and the next one's old. Each is read and decoded once.
+    known: dict[tuple[Any, ...], list[int]] = {}
     for descriptor in descriptors:
         if not descriptor:
             decoded.append([])
             continue
-        try:
-            positions = _positions(directory, descriptor)
-        except (KeyError, ValueError):
-            return None
-        if positions is None or len(positions) != int(descriptor["cardinality"]):
-            return None
-        decoded.append(positions)
+        identity = tuple(descriptor.get(key) for key in ("storageType", "pathOrInlineDv", "offset", "sizeInBytes"))
+        if identity not in known:
+            try:
+                positions = _positions(directory, descriptor)
+            except (KeyError, ValueError):
+                return None
+            if positions is None or len(positions) != int(descriptor["cardinality"]):
+                return None
+            known[identity] = positions
+        decoded.append(known[identity])
     return decoded
 
 
