@@ -1,5 +1,5 @@
 """The shapes of what the command reads and prints: the offsets log's rows and the documents of the
-package's `stream_status_document`, `stream_history_entry` and `pending_entry` macros, which build
+package's `_stream_status_document`, `_stream_history_entry` and `_pending_entry` macros, which build
 them (docs/architecture.md). The macros are the one place a document is made; these types say
 what a reader gets, and tests/unit/test_documents.py checks that their keys are the macros'."""
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal, TypedDict
 
-# stream_config_spec's `stream_mode`: Snowflake's standard and APPEND_ONLY streams.
+# _stream_config_spec's `stream_mode`: Snowflake's standard and APPEND_ONLY streams.
 StreamMode = Literal["standard", "append_only"]
 # An offsets-log row's `mode`: the stream's mode on a run, or what an operation did.
 OffsetsMode = Literal["standard", "append_only", "reset", "dropped"]
 
 
 class OffsetsRow(TypedDict, total=False):
-    """One row of `<schema>.tablestream_offsets` as delta-rs reads it (offsets_columns); `note`
+    """One row of `<schema>.tablestream_offsets` as delta-rs reads it (_offsets_columns); `note`
     is in logs where a run has written one."""
 
     stream_name: str
@@ -47,7 +47,7 @@ class StreamHealth(TypedDict):
 
 
 class StreamStatus(TypedDict):
-    """stream_status_document: a stream's latest offsets row and its health, with its lag."""
+    """_stream_status_document: a stream's latest offsets row and its health, with its lag."""
 
     stream_name: str
     source: str
@@ -75,7 +75,7 @@ class StreamStatus(TypedDict):
 
 
 class HistoryEntry(TypedDict):
-    """stream_history_entry: one offsets-log row as `history` reports it."""
+    """_stream_history_entry: one offsets-log row as `history` reports it."""
 
     stream_name: str
     epoch: int
@@ -88,7 +88,7 @@ class HistoryEntry(TypedDict):
 
 
 class PendingEntry(TypedDict):
-    """pending_entry: a stream model with work to do, and why."""
+    """_pending_entry: a stream model with work to do, and why."""
 
     model: str
     selector: str

@@ -45,7 +45,7 @@ def table_rows(table: Any) -> list[dict[str, Any]]:
 
 
 def position_key(row: OffsetsRow) -> tuple[tuple[bool, Any], ...]:
-    """The order of a stream's offsets rows, by the macros' offsets_position_columns with a NULL
+    """The order of a stream's offsets rows, by the macros' _offsets_position_columns with a NULL
     first (offsets_position_order_sql); the last is its position. delta-rs reads a time with its
     zone, Spark's rows without: both are compared in UTC."""
     values = [row.get(column) for column in _position_columns()]
@@ -60,7 +60,7 @@ def position_key(row: OffsetsRow) -> tuple[tuple[bool, Any], ...]:
 
 @cache
 def _position_columns() -> tuple[str, ...]:
-    return tuple(render("offsets_position_columns"))
+    return tuple(render("_offsets_position_columns"))
 
 
 def latest_rows(rows: list[OffsetsRow]) -> dict[str, OffsetsRow]:
@@ -83,7 +83,7 @@ def document_value(value: Any) -> Any:
 def stream_history(warehouse: Path, schemas: list[str], name: str, limit: int) -> list[HistoryEntry]:
     """The offsets-log rows of the stream ``name``, or else of the streams of the model ``name``
     (whose target is `<schema>.<name>`), from the logs of ``schemas``: each stream's ``limit``
-    latest, newest first, as stream_history_entry reports them."""
+    latest, newest first, as _stream_history_entry reports them."""
     rows = [row for schema in schemas for row in offsets_rows(warehouse, schema)]
     named = [row for row in rows if row["stream_name"] == name]
     if not named:
@@ -92,7 +92,7 @@ def stream_history(warehouse: Path, schemas: list[str], name: str, limit: int) -
     for stream in sorted({row["stream_name"] for row in named}):
         newest = sorted((row for row in named if row["stream_name"] == stream), key=position_key, reverse=True)
         entries += [
-            render("stream_history_entry", {key: document_value(value) for key, value in row.items()})
+            render("_stream_history_entry", {key: document_value(value) for key, value in row.items()})
             for row in newest[:limit]
         ]
     return entries
@@ -104,14 +104,14 @@ def stream_names(warehouse: Path, schemas: list[str]) -> list[str]:
 
 
 def stream_statuses(warehouse: Path, schema: str) -> list[StreamStatus]:
-    """The status of every stream in ``schema``'s offsets log, as stream_status_document reports
+    """The status of every stream in ``schema``'s offsets log, as _stream_status_document reports
     it, with what the Delta logs say (staleness not checked)."""
     rows = offsets_rows(warehouse, schema)
     runs = [row for row in rows if row["mode"] not in (RESET, DROPPED)]
     modes = {row["stream_name"]: row["mode"] for row in sorted(runs, key=position_key)}
     return [
         render(
-            "stream_status_document",
+            "_stream_status_document",
             {**{key: document_value(value) for key, value in row.items()}, "stream_mode": modes.get(name)},
             stream_health(warehouse, row),
         )
@@ -158,7 +158,7 @@ def stream_health(warehouse: Path, row: OffsetsRow) -> StreamHealth:
         "source_time": None,
         "stale": None,
         "refusal": None,
-        "problem": render("stream_reset_problem") if offset is None else None,
+        "problem": render("_stream_reset_problem") if offset is None else None,
         "at_risk_from": None,
         "at_risk_in_seconds": None,
     }

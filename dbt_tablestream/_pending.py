@@ -1,7 +1,7 @@
 """`tablestream pending` on the local profile: which stream models have work to do, from the Delta
 logs with delta-rs, without a JVM.
 
-Whether a stream is pending is the package macro `stream_pending_reason`'s rule; this module reads
+Whether a stream is pending is the package macro `_stream_pending_reason`'s rule; this module reads
 what it needs (the offsets logs, each source's latest version, table id and commits past the
 offset) and asks the macro. The stream models, and so those that never ran, come from dbt's
 `target/manifest.json` (a model's alias or custom schema); without one it cannot tell, and says so
@@ -45,7 +45,7 @@ def stream_models(project_dir: Path) -> dict[str, dict[str, str]] | None:
 
 
 def source_state(warehouse: Path, position: OffsetsRow) -> dict[str, Any]:
-    """What `stream_pending_reason` reads of a source: exists, table_id, version, and the commits
+    """What `_stream_pending_reason` reads of a source: exists, table_id, version, and the commits
     after the stream's offset with their operation."""
     from deltalake import DeltaTable
 
@@ -84,14 +84,14 @@ def pending_streams(project_dir: Path, warehouse: Path, schema: str | None, defa
             if row["mode"] == DROPPED:
                 continue
             seen.add(str(row["target"]).lower())
-            reason = render("stream_pending_reason", row, source_state(warehouse, row))
+            reason = render("_stream_pending_reason", row, source_state(warehouse, row))
             if reason is not None:
                 model = models.get(str(row["target"]).lower())
                 name = model["name"] if model else str(row["target"]).rpartition(".")[2]
-                pending.append(render("pending_entry", row, name, reason))
+                pending.append(render("_pending_entry", row, name, reason))
     for target, model in sorted(models.items()):
         if target not in seen and (not schema or model["schema"] == schema):
-            pending.append(render("pending_entry", None, model["name"]))
+            pending.append(render("_pending_entry", None, model["name"]))
     return pending
 
 

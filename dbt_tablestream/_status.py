@@ -1,5 +1,5 @@
 """`tablestream status` and `history` as text: the documents of the package's
-`stream_status_document` and `stream_history_entry` macros (docs/architecture.md), as tables."""
+`_stream_status_document` and `_stream_history_entry` macros (docs/architecture.md), as tables."""
 
 from __future__ import annotations
 

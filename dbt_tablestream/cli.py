@@ -24,7 +24,7 @@ and the sources' Delta logs with delta-rs and start no Spark. `status --check`, 
 profile, `describe`, `vacuum`, `reset` and `drop` run the package's dbt operations (`dbt
 run-operation dbt_tablestream.<name>`) with the project's profile; `show_streams` also checks that
 each stream's next window can be read. Both paths report the package macros' documents
-(`stream_status_document`, `stream_history_entry`): the same keys, types and order.
+(`_stream_status_document`, `_stream_history_entry`): the same keys, types and order.
 """
 
 from __future__ import annotations
@@ -264,11 +264,11 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 def no_such_stream_prefix() -> str:
-    """How the package's refusal of an unknown stream begins (no_such_stream_message)."""
+    """How the package's refusal of an unknown stream begins (_no_such_stream_message)."""
     from dbt_tablestream._macros import render
 
     marker = "\x00"
-    return str(render("no_such_stream_message", marker, [], [])).partition(marker)[0]
+    return str(render("_no_such_stream_message", marker, [], [])).partition(marker)[0]
 
 
 def operation_error(macro: str, message: str | None) -> TablestreamError:
@@ -398,7 +398,7 @@ def command(args: argparse.Namespace) -> int:
         if not rows:
             logs = [f"{each}.tablestream_offsets" for each in listed]
             raise NoSuchStreamError(
-                str(render("no_such_stream_message", args.stream, logs, stream_names(warehouse, listed)))
+                str(render("_no_such_stream_message", args.stream, logs, stream_names(warehouse, listed)))
             )
         emit(args, rows, history_table(rows))
         return DONE

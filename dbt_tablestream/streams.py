@@ -48,7 +48,7 @@ class StreamWindow:
     def __init__(self, stream: TableStream, position: Position, window: dict[str, Any]) -> None:
         self.stream = stream
         self.position = position
-        # The window as the macros pinned it (stream_input, cut by stream_window_parts).
+        # The window as the macros pinned it (_stream_input, cut by _stream_window_parts).
         self.window = window
         self.after = position.offset
         self.through: int = window["through"]
@@ -114,7 +114,7 @@ class TableStream:
         target: str | None,
     ) -> None:
         """The stream ``name`` over the source named by ``parts``, with the settings
-        stream_settings_of gave it: open_stream checks its arguments and builds it."""
+        _stream_settings_of gave it: open_stream checks its arguments and builds it."""
         self.subject = subject
         # Delta's txn settings that mark a write are session-wide: this stream's own session keeps
         # them away from the caller's.
@@ -139,7 +139,7 @@ class TableStream:
         )
 
     def _source_state(self, with_history: bool = False) -> dict[str, Any]:
-        """The source's state (stream_source_state_of): latest version, table id, tracking, and
+        """The source's state (_stream_source_state_of): latest version, table id, tracking, and
         with ``with_history`` the earliest readable change version."""
         if not self.spark.catalog.tableExists(self.source):
             raise StreamError(f"{self.subject}: the source {self.source} does not exist.")
@@ -154,11 +154,13 @@ class TableStream:
         )
         read = self.settings["stream_read"]
         state: dict[str, Any] = render(
-            "stream_source_state_of", self.name, self.source, detail, latest, properties, history, read
+            "_stream_source_state_of", self.name, self.source, detail, latest, properties, history, read
         )
         if not state["tracked"]:
             raise StreamError(
-                render("stream_untracked_message", render("stream_subject", self.name), self.source, read, False, False)
+                render(
+                    "_stream_untracked_message", render("_stream_subject", self.name), self.source, read, False, False
+                )
             )
         return state
 
@@ -169,14 +171,14 @@ class TableStream:
         return rows[0].asDict() if rows else None
 
     def _position(self) -> Position:
-        """Where the stream stands (stream_position): its log row, or its target's marker when a
+        """Where the stream stands (_stream_position): its log row, or its target's marker when a
         consume wrote the target but died before logging its offset. A new stream, or one reset
-        back to its start, logs where it starts (stream_start_after), so later changes are pending."""
-        position = render("stream_position", self._logged(), self._marker(), True, False)
+        back to its start, logs where it starts (_stream_start_after), so later changes are pending."""
+        position = render("_stream_position", self._logged(), self._marker(), True, False)
         if not position["restart"]:
             return Position(int(position["epoch"]), int(position["after"]), position["table_id"])
         state = self._source_state(with_history=self.start_at == "earliest")
-        start = int(render("stream_start_after", self.start_at, state, self.name, self.source))
+        start = int(render("_stream_start_after", self.start_at, state, self.name, self.source))
         self._log_offset(int(position["epoch"]), state["table_id"], None, start, None, "")
         return Position(int(position["epoch"]), start, state["table_id"])
 
@@ -186,7 +188,7 @@ class TableStream:
         values = {
             "stream_name": self.name,
             "epoch": epoch,
-            "stream_id": render("stream_app_id", [self.name], [epoch]),
+            "stream_id": render("_stream_app_id", [self.name], [epoch]),
             "source": self.source,
             "source_table_id": table_id,
             "mode": self.mode,
@@ -198,16 +200,16 @@ class TableStream:
         row_sql = render("offsets_values_sql", values, invocation_id=f"pyspark-{uuid.uuid4()}")
         self.spark.sql(f"create schema if not exists `{self.offsets_schema}`")
         self.spark.sql(render("offsets_log_create_sql", self.offsets_relation, row_sql))
-        # Named columns: the log may have gained dbt runs' `note` column (offsets_columns).
-        columns = render("offsets_columns")
+        # Named columns: the log may have gained dbt runs' `note` column (_offsets_columns).
+        columns = render("_offsets_columns")
         self.spark.sql(render("offsets_log_append_sql", self.offsets_relation, row_sql, columns))
 
     def _marker(self) -> dict[str, Any] | None:
-        """This stream's newest marker on its target (find_marker), from commitInfo.userMetadata."""
+        """This stream's newest marker on its target (_find_marker), from commitInfo.userMetadata."""
         if self.target is None or not self.spark.catalog.tableExists(self.target):
             return None
         history = [row.asDict() for row in self.spark.sql(f"describe history {self.target} limit 50").collect()]
-        marker: dict[str, Any] | None = render("find_marker", history, self.name)
+        marker: dict[str, Any] | None = render("_find_marker", history, self.name)
         return marker
 
     @property
@@ -224,7 +226,7 @@ class TableStream:
 
     def _open_window(self) -> StreamWindow:
         """The window from the stream's offset to the source's latest version, cut and checked by
-        the rules resolve_stream applies (stream_window_parts, window_problem)."""
+        the rules resolve_stream applies (_stream_window_parts, _window_problem)."""
         position = self._position()
         state = self._source_state()
         fields = {
@@ -238,22 +240,22 @@ class TableStream:
             "file_retention": state["file_retention"],
             "remedy": self._remedy(),
         }
-        window: dict[str, Any] = render("stream_input", self.settings, fields)
+        window: dict[str, Any] = render("_stream_input", self.settings, fields)
         commits = (
             self._history_since(position.offset + 1, window["through"]) if position.offset < window["through"] else None
         )
-        parts = render("stream_window_parts", window, position.table_id, commits)
+        parts = render("_stream_window_parts", window, position.table_id, commits)
         recreated = parts.pop("recreated")
-        window = render("stream_input_with", window, parts)
+        window = render("_stream_input_with", window, parts)
         if window["after"] < window["through"] or recreated:
             retained_from = None
             if commits is not None:
                 retained_from = self.spark.sql(render("retained_from_sql", window["file_retention"])).collect()[0][0]
-            problem = render("window_problem", self.source, window, position.table_id, commits, retained_from)
+            problem = render("_window_problem", self.source, window, position.table_id, commits, retained_from)
             if problem is not None:
                 raise StreamError(problem["message"])
         if window["after"] < window["through"]:
-            window = render("stream_input_with", window, {"view": render("window_relation_sql", self.source, window)})
+            window = render("_stream_input_with", window, {"view": render("window_relation_sql", self.source, window)})
         return StreamWindow(self, position, window)
 
     def _history_since(self, first: int, through: int) -> list[dict[str, Any]]:
@@ -263,13 +265,13 @@ class TableStream:
         while limit is not None:
             statement = render("describe_history_sql", self.relation, limit)
             rows = [row.asDict() for row in self.spark.sql(statement).collect()]
-            limit = render("history_limit_to_reach", rows, first, limit)
+            limit = render("_history_limit_to_reach", rows, first, limit)
         return rows
 
     def _window_sql(self, window: dict[str, Any]) -> str:
         """The window's rows in the stream column contract (change_rows_sql, as source_stream()),
         read with the source's columns at the window's schema version."""
-        read = render("window_schema_relation", self.relation, window)
+        read = render("_window_schema_relation", self.relation, window)
         columns = self.spark.sql(f"select * from {read} limit 0").schema.fields
         rows_sql: str = render("change_rows_sql", window, self.relation, columns)
         return "select * from " + rows_sql
@@ -330,7 +332,7 @@ class TableStream:
                 )
         select = ", ".join(f"`{column}`" for column in columns) if columns else "*"
         sql = f"select {select} from ({window.sql}) as __tablestream_window"
-        stream = render("stream_group", [window.window])
+        stream = render("_stream_group", [window.window])
         invocation_id = f"pyspark-{uuid.uuid4()}"
         try:
             for statement in render("stream_commit_open_sql", stream, invocation_id=invocation_id):
@@ -344,10 +346,10 @@ class TableStream:
             for statement in render("stream_commit_close_sql"):
                 self.spark.sql(statement)
         history = [row.asDict() for row in self.spark.sql(render("describe_history_sql", relation, 50)).collect()]
-        own = render("own_commit", history, stream, invocation_id=invocation_id)
+        own = render("_own_commit", history, stream, invocation_id=invocation_id)
         if own is None:
             return 0  # skipped by Delta: a previous consume already recorded this window
-        return int(render("commit_output_rows", history, own["commit_version"]) or 0)
+        return int(render("_commit_output_rows", history, own["commit_version"]) or 0)
 
 
 def open_stream(
@@ -365,13 +367,13 @@ def open_stream(
     ``spark`` is a SparkSession with delta-spark. ``mode``: the stream_mode (standard or
     append_only). ``start_at``: 'latest' (changes committed after the stream is created, as a
     Zettapark stream), 'earliest' or ``{'version': N}`` (changes after N). Unset, each takes its
-    default from the package's settings (``stream_config_spec``: standard, latest).
+    default from the package's settings (``_stream_config_spec``: standard, latest).
     ``target``: the table ``window.append_to`` writes; given, the stream also recovers its position
     from the target's commit marker after a crash between the write and the offset.
     """
     # How every refusal names the stream, spelled once, by the macros.
-    subject = render("stream_subject", name)
-    settings = render("stream_settings_of", {"stream_mode": mode, "start_at": start_at}, subject, "pyspark")
+    subject = render("_stream_subject", name)
+    settings = render("_stream_settings_of", {"stream_mode": mode, "start_at": start_at}, subject, "pyspark")
     parts = source.lower().split(".")
     if len(parts) not in (2, 3) or not all(parts):
         raise StreamError(

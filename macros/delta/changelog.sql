@@ -12,12 +12,12 @@
 
 {% macro spark__prepare_changelog_session(stream_name) %}
   {%- set setting = 'spark.databricks.delta.changelogV2.enabled' -%}
-  {%- set refusal = dbt_tablestream._protocol_step('session_refusal')(dbt_tablestream.stream_subject(stream_name) ~ ": stream_read: changelog", setting,
+  {%- set refusal = dbt_tablestream._protocol_step('session_refusal')(dbt_tablestream._stream_subject(stream_name) ~ ": stream_read: changelog", setting,
       "Use stream_read: table_changes (Delta's change data feed), or run on a cluster.") -%}
   {%- if refusal is not none -%}{{ exceptions.raise_compiler_error(refusal) }}{%- endif -%}
   {%- set spark_version = run_query('select version()').rows[0][0] | string -%}
   {%- set delta_value = run_query('set ' ~ setting).rows[0][1] | string | lower -%}
-  {%- set problem = dbt_tablestream.changelog_session_problem(stream_name, spark_version, delta_value) -%}
+  {%- set problem = dbt_tablestream._changelog_session_problem(stream_name, spark_version, delta_value) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
   {%- if delta_value != 'true' -%}
     {%- call statement('enable_changelog') -%}set {{ setting }} = true{%- endcall -%}
@@ -28,7 +28,7 @@
 {#-- Why this session cannot read Delta's changelog, or none. `spark_version`: `select version()`
      ("4.2.0 <commit>"); `delta_value`: the session's value of the changelog setting, which Spark
      reports as <undefined> when no Delta on the cluster defines it (Delta before 4.4). --#}
-{% macro changelog_session_problem(stream_name, spark_version, delta_value) %}
+{% macro _changelog_session_problem(stream_name, spark_version, delta_value) %}
   {%- set release = spark_version.split(' ')[0] -%}
   {%- set parts = (release ~ '.0.0').split('.') -%}
   {%- set too_old = [] -%}
@@ -39,7 +39,7 @@
     {%- do too_old.append('its Delta has no changelog reader (no spark.databricks.delta.changelogV2.enabled setting)') -%}
   {%- endif -%}
   {%- if not too_old -%}{{ return(none) }}{%- endif -%}
-  {{ return(dbt_tablestream.stream_subject(stream_name) ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
+  {{ return(dbt_tablestream._stream_subject(stream_name) ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
       ~ too_old | join(' and ') ~ ". Nothing was written. Upgrade the cluster, or use stream_read: table_changes (Delta's change data feed).") }}
 {% endmacro %}
 

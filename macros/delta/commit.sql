@@ -31,7 +31,7 @@
      holds a narrow key range); with `compact`, Delta compacts the table's small files after the
      write (stream_compaction_sql). --#}
 {% macro spark__stream_commit_open_sql(stream, layout={}) %}
-  {%- set metadata = tojson(dbt_tablestream.stream_marker_metadata(stream)) | replace('`', '``') -%}
+  {%- set metadata = tojson(dbt_tablestream._stream_marker_metadata(stream)) | replace('`', '``') -%}
   {{ return([
       'set spark.databricks.delta.write.txnAppId = ' ~ stream.stream_id,
       'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
@@ -60,17 +60,17 @@
 
 {#-- MERGE reports num_affected_rows; an INSERT or CREATE reports nothing, so the write's own
      commit's operationMetrics (numOutputRows) in the target's history are read instead. --#}
-{% macro rows_written(result, history, marker) %}
+{% macro _rows_written(result, history, marker) %}
   {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_affected_rows'] | int) }}
   {%- endif -%}
-  {{ return(dbt_tablestream.commit_output_rows(history, marker.commit_version) if marker is not none else none) }}
+  {{ return(dbt_tablestream._commit_output_rows(history, marker.commit_version) if marker is not none else none) }}
 {% endmacro %}
 
 
 {#-- numOutputRows of one commit in DESCRIBE HISTORY rows: that commit's, never a later commit's
      (auto-compaction rewrites rows in a commit of its own, carrying the same marker). --#}
-{% macro commit_output_rows(history, commit_version) %}
+{% macro _commit_output_rows(history, commit_version) %}
   {%- for row in history if (row['version'] | int) == commit_version -%}
     {%- set metrics = row['operationMetrics'] -%}
     {%- if metrics is mapping and 'numOutputRows' in metrics -%}

@@ -29,7 +29,7 @@
      read selects rows by position itself: `by_position`), no column mapping, a plain path (no
      escape, no scheme), and a commit that left the metadata as it was (`travel`: a file of a
      metadata commit is read under its own version's). --#}
-{% macro delta_log_file_readable_by_path(source_files, file, by_position=false) %}
+{% macro _delta_log_file_readable_by_path(source_files, file, by_position=false) %}
   {{ return((by_position or not file.deletion_vector) and not file.get('travel') and source_files.column_mapping in [none, 'none']
             and '%' not in file.path and ':' not in file.path) }}
 {% endmacro %}
@@ -46,7 +46,7 @@
      `parquet.`<directory>/{a,b}``: each relation of a query is analysed on its own (50 files as
      50 relations analysed and counted in 3.5 s, as one in 0.26 s; bench/README.md). A name
      outside [A-Za-z0-9._=-] is read alone, as no glob must read it. `described`: path -> its
-     footer's columns, described once a window (delta_log_direct_reads). `positions`: path -> the
+     footer's columns, described once a window (_delta_log_direct_reads). `positions`: path -> the
      row positions to read of it, or none for every row. A relation of several files keeps a row
      whose position any of them reads before it compares the row's file name: the comparisons,
      one per file for every row scanned, took most of a scattered window's scan (18.2 s first and
@@ -56,9 +56,9 @@
   {%- set groups = {} -%}
   {%- for file in files -%}
     {%- if columns is not none and described.get(file.path) is none -%}
-      {%- set schema = dbt_tablestream.delta_log_file_columns_from_statistics(source_files, file, columns) -%}
+      {%- set schema = dbt_tablestream._delta_log_file_columns_from_statistics(source_files, file, columns) -%}
       {%- if schema is none -%}
-        {%- set schema = dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream.delta_log_file_relation(source_files, file.path)) -%}
+        {%- set schema = dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream._delta_log_file_relation(source_files, file.path)) -%}
       {%- endif -%}
       {%- do described.update({file.path: schema}) -%}
     {%- endif -%}
@@ -70,7 +70,7 @@
     {%- if key not in groups -%}{%- do groups.update({key: {'directory': directory, 'selected': selected, 'names': [], 'rows': [], 'positions': {}}}) -%}{%- endif -%}
     {%- do groups[key]['names'].append(file.name) -%}
     {%- if positions is not none -%}
-      {%- do groups[key]['rows'].append('(_metadata.file_name = ' ~ dbt_tablestream.sql_string(file.name) ~ ' and _metadata.row_index in ('
+      {%- do groups[key]['rows'].append('(_metadata.file_name = ' ~ dbt_tablestream._sql_string(file.name) ~ ' and _metadata.row_index in ('
           ~ positions[file.path] | join(', ') ~ '))') -%}
       {%- for position in positions[file.path] -%}{%- do groups[key]['positions'].update({position: true}) -%}{%- endfor -%}
     {%- endif -%}
@@ -84,7 +84,7 @@
       {%- set any_file = '_metadata.row_index in (' ~ group['positions'].keys() | sort | join(', ') ~ ')' -%}
       {%- set where = '\n    where ' ~ (any_file if names | length == 1 else any_file ~ '\n      and (' ~ group['rows'] | join('\n      or ') ~ ')') -%}
     {%- endif -%}
-    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from ' ~ dbt_tablestream.delta_log_file_relation(source_files, group['directory'] ~ leaf) ~ where) -%}
+    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from ' ~ dbt_tablestream._delta_log_file_relation(source_files, group['directory'] ~ leaf) ~ where) -%}
   {%- endfor -%}
   {{ return(selects) }}
 {% endmacro %}
@@ -99,7 +99,7 @@
      statistics for (delta.dataSkippingNumIndexedCols), is described from its footer instead; so
      is every file of a source with a struct, array or map column, whose nested fields may have
      been added after the file was written. --#}
-{% macro delta_log_file_columns_from_statistics(source_files, file, columns) %}
+{% macro _delta_log_file_columns_from_statistics(source_files, file, columns) %}
   {%- set counted = (file.get('stats') or {}).get('nullCount') -%}
   {%- if source_files.get('type_widening', true) or counted is not mapping -%}{{ return(none) }}{%- endif -%}
   {%- if '<' in columns | map(attribute='dtype') | map('string') | join(' ') -%}{{ return(none) }}{%- endif -%}
@@ -116,7 +116,7 @@
 
 {#-- Data files of the source read by their path, as Parquet: `path` is relative to the table's
      location, one file's or a glob of names in one directory (`<directory>/{a,b}`). --#}
-{% macro delta_log_file_relation(source_files, path) %}
+{% macro _delta_log_file_relation(source_files, path) %}
   {{ return('parquet.`' ~ source_files.location.rstrip('/') ~ '/' ~ path ~ '`') }}
 {% endmacro %}
 
@@ -139,7 +139,7 @@
   {%- for column in columns -%}
     {%- set name = column.name | lower -%}
     {%- if name in partition_columns -%}
-      {%- set value = 'null' if values.get(name) is none else dbt_tablestream.sql_string(values[name]) -%}
+      {%- set value = 'null' if values.get(name) is none else dbt_tablestream._sql_string(values[name]) -%}
     {%- elif name in present -%}
       {%- set value = adapter.quote(column.name) -%}
     {%- else -%}
@@ -163,7 +163,7 @@
      names columns by their physical names, and the ranges for more than 200 files. --#}
 {% macro spark__delta_log_files_filter_sql(files, columns, source_files) %}
   {%- set names = [] -%}
-  {%- for file in files -%}{%- do names.append(dbt_tablestream.sql_string(file.name)) -%}{%- endfor -%}
+  {%- for file in files -%}{%- do names.append(dbt_tablestream._sql_string(file.name)) -%}{%- endfor -%}
   {%- set conditions = ['_metadata.file_name in (' ~ names | unique | join(', ') ~ ')'] -%}
   {%- if source_files.column_mapping not in [none, 'none'] -%}{{ return(conditions[0]) }}{%- endif -%}
   {%- set types = {} -%}
@@ -174,7 +174,7 @@
     {%- for file in files -%}
       {%- set terms = [] -%}
       {%- for name, value in file.partition.items() if name | lower in types -%}
-        {%- do terms.append(adapter.quote(name) ~ (' is null' if value is none else ' <=> cast(' ~ dbt_tablestream.sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
+        {%- do terms.append(adapter.quote(name) ~ (' is null' if value is none else ' <=> cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
       {%- endfor -%}
       {%- do partitions.append('(' ~ (terms | join(' and ') if terms else 'true') ~ ')') -%}
     {%- endfor -%}

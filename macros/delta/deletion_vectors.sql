@@ -10,7 +10,7 @@
 {#-- The most rows the vectors of one window may mark together to be read by position: each
      position that changed is listed in the read's SQL (`_metadata.row_index in (...)`), and the
      rows a vector marks are every delete of its file until a purge, not only the window's. --#}
-{% macro deletion_vector_decode_limit() %}
+{% macro _deletion_vector_decode_limit() %}
   {{ return(1000000) }}
 {% endmacro %}
 
@@ -31,18 +31,18 @@
      under one path) `positions`, the row positions its vector marks ([] for no vector), where all
      of the window's such vectors can be read so (the adapter's deletion_vector_positions: inline
      or stored beside the data on this machine, in the portable format, checksums and counts as
-     the log says) and mark at most deletion_vector_decode_limit() rows together. Else none gets
+     the log says) and mark at most _deletion_vector_decode_limit() rows together. Else none gets
      them, and those commits are read by time travel; so under column mapping, where a file read
      by its path names its columns by their physical names, nothing is decoded. --#}
 {% macro tablestream__delta_log_decode_vectors(stream, commits) %}
   {%- if stream.files.column_mapping not in [none, 'none'] -%}{{ return(none) }}{%- endif -%}
   {%- set entries = [] -%}
   {%- for commit in commits -%}
-    {%- do entries.extend((commit.removes + commit.adds) | selectattr('path', 'in', dbt_tablestream.delta_log_revectored_paths(commit))) -%}
+    {%- do entries.extend((commit.removes + commit.adds) | selectattr('path', 'in', dbt_tablestream._delta_log_revectored_paths(commit))) -%}
   {%- endfor -%}
   {%- set vectors = entries | map(attribute='vector') | list -%}
   {%- set marked = vectors | select | map(attribute='cardinality') | map('int') | sum -%}
-  {%- if not entries or marked > dbt_tablestream.deletion_vector_decode_limit() -%}{{ return(none) }}{%- endif -%}
+  {%- if not entries or marked > dbt_tablestream._deletion_vector_decode_limit() -%}{{ return(none) }}{%- endif -%}
   {%- set decoded = adapter.deletion_vector_positions(stream.files.location, vectors) -%}
   {%- if decoded is none -%}{{ return(none) }}{%- endif -%}
   {%- for entry in entries -%}{%- do entry.update({'positions': decoded[loop.index0]}) -%}{%- endfor -%}

@@ -105,8 +105,8 @@ where action.commitInfo is not null or action.metaData is not null or action.add
     {%- if previous.millis is not none and commit.millis <= previous.millis -%}{%- do commit.update({'millis': previous.millis + 1}) -%}{%- endif -%}
     {%- set previous.millis = commit.millis -%}
     {%- if commit.metadata and (commit.removes or (commit.adds and version != stream.after + 1)) -%}
-      {%- if dbt_tablestream.source_columns_as_of(relation, version - 1) != dbt_tablestream.source_columns_as_of(relation, version) -%}
-        {%- set remedy = dbt_tablestream.stream_remedy(stream) -%}
+      {%- if dbt_tablestream._source_columns_as_of(relation, version - 1) != dbt_tablestream._source_columns_as_of(relation, version) -%}
+        {%- set remedy = dbt_tablestream._stream_remedy(stream) -%}
         {{ exceptions.raise_compiler_error(stream.subject ~ ": version " ~ version
             ~ " of " ~ stream.source ~ " (" ~ (commit.operation or 'a commit')
             ~ ") changed the table's columns and rewrote its files in one commit, which a read of the Delta log's file actions cannot "
@@ -130,7 +130,7 @@ where action.commitInfo is not null or action.metaData is not null or action.add
 
 
 {#-- The paths a commit both removed and added: the files whose deletion vector it changed. --#}
-{% macro delta_log_revectored_paths(commit) %}
+{% macro _delta_log_revectored_paths(commit) %}
   {%- set readded = commit.adds | map(attribute='path') | list -%}
   {{ return(commit.removes | selectattr('path', 'in', readded) | map(attribute='path') | list) }}
 {% endmacro %}

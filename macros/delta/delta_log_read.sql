@@ -7,11 +7,11 @@
      files, so that Delta applies deletion vectors and column mapping. --#}
 
 
-{#-- What a log read needs of the source (stream_source_state_of's `files`), the model's
-     unique_key as stream_settings_of lists it (`key_columns`, to pair a key's delete and insert
+{#-- What a log read needs of the source (_stream_source_state_of's `files`), the model's
+     unique_key as _stream_settings_of lists it (`key_columns`, to pair a key's delete and insert
      into an update) and which of the window's versions to read from the log (`versions`: none for
      every one). --#}
-{% macro stream_files(files, key_columns) %}
+{% macro _stream_files(files, key_columns) %}
   {{ return({'location': files.location, 'partition_columns': files.partition_columns, 'column_mapping': files.column_mapping,
              'feed_on': files.feed_on, 'type_widening': files.get('type_widening', true), 'key_columns': key_columns, 'versions': none}) }}
 {% endmacro %}
@@ -30,14 +30,14 @@
      removed them, which have neither; each a union of selects, or none. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
      plain path; at most 50 files a window read with their rows, vector-changed files' included,
-     as each may cost a DESCRIBE of its footer at compile time: delta_log_direct_reads): a time-travel
+     as each may cost a DESCRIBE of its footer at compile time: _delta_log_direct_reads): a time-travel
      read of a version costs its snapshot and, restricted by file name, scans every file of it
      (measured in bench/README.md). A file a commit both removed and added is one whose deletion
      vector it changed (delta_log_vector_changes_sql), read from its vectors' own bytes where the
      window's vectors can be decoded (delta_log_decode_vectors). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
   {%- set rewritten, one_sided = [], [] -%}
-  {%- set direct = dbt_tablestream.delta_log_direct_reads() -%}
+  {%- set direct = dbt_tablestream._delta_log_direct_reads() -%}
   {%- do dbt_tablestream.delta_log_decode_vectors(stream, commits) -%}
   {%- set by_position = dbt_tablestream.delta_log_vector_position_reads_sql(stream, commits, columns, direct) -%}
   {%- do rewritten.extend(by_position.selects) -%}
@@ -45,12 +45,12 @@
   {%- for commit in commits -%}
     {%- set part = 'rewritten' if commit.adds and commit.removes else 'one_sided' -%}
     {%- set parts = rewritten if part == 'rewritten' else one_sided -%}
-    {%- set revectored = dbt_tablestream.delta_log_revectored_paths(commit) -%}
+    {%- set revectored = dbt_tablestream._delta_log_revectored_paths(commit) -%}
     {%- for side, files in [('delete', commit.removes | rejectattr('path', 'in', revectored) | list),
                             ('insert', commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
       {%- set travelled = [] -%}
       {%- for file in files -%}
-        {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and dbt_tablestream.delta_log_take_direct_read(direct, file) -%}
+        {%- if dbt_tablestream._delta_log_file_readable_by_path(stream.files, file) and dbt_tablestream._delta_log_take_direct_read(direct, file) -%}
           {%- do by_path[part].append({'file': file, 'side': side, 'commit': commit}) -%}
         {%- else -%}
           {%- do travelled.append(file) -%}
@@ -98,11 +98,11 @@
   {%- set selects = [] -%}
   {%- for directory, in_directory in directories.items() -%}
     {%- do selects.extend(dbt_tablestream.delta_log_path_reads_sql(source_files, in_directory, columns,
-          'concat(' ~ dbt_tablestream.sql_string(directory) ~ ', _metadata.file_name) as __tablestream_path', described)) -%}
+          'concat(' ~ dbt_tablestream._sql_string(directory) ~ ', _metadata.file_name) as __tablestream_path', described)) -%}
   {%- endfor -%}
   {%- set entries = [] -%}
   {%- for read in reads -%}
-    {%- do entries.append('(' ~ dbt_tablestream.sql_string(read.file.path) ~ ', ' ~ dbt_tablestream.sql_string(read.side) ~ ', '
+    {%- do entries.append('(' ~ dbt_tablestream._sql_string(read.file.path) ~ ', ' ~ dbt_tablestream._sql_string(read.side) ~ ', '
         ~ read.commit.version ~ ', ' ~ read.commit.millis ~ ')') -%}
   {%- endfor -%}
   {%- set selected = [] -%}
@@ -128,23 +128,23 @@ select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
 
 {#-- A commit's _change_type, _commit_version and _commit_timestamp columns for one side. --#}
 {% macro spark__delta_log_change_columns_sql(side, commit) %}
-  {{ return(dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
+  {{ return(dbt_tablestream._sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
       ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp') }}
 {% endmacro %}
 
 
 {#-- The window's budget of data files read by their path with their rows: `left`, how many more
      it may read so (each may cost a DESCRIBE of its footer at compile time, unless its statistics
-     prove its columns: delta_log_file_columns_from_statistics), and `described`, path -> its
+     prove its columns: _delta_log_file_columns_from_statistics), and `described`, path -> its
      columns (none until known), so a file read again costs nothing more. --#}
-{% macro delta_log_direct_reads() %}
+{% macro _delta_log_direct_reads() %}
   {{ return(namespace(left=50, described={})) }}
 {% endmacro %}
 
 
 {#-- Whether `file` may be read by its path with its rows within the budget `direct`
-     (delta_log_direct_reads), taking its place in it. --#}
-{% macro delta_log_take_direct_read(direct, file) %}
+     (_delta_log_direct_reads), taking its place in it. --#}
+{% macro _delta_log_take_direct_read(direct, file) %}
   {%- if file.path in direct.described -%}{{ return(true) }}{%- endif -%}
   {%- if direct.left <= 0 -%}{{ return(false) }}{%- endif -%}
   {%- set direct.left = direct.left - 1 -%}

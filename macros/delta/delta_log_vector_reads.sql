@@ -15,15 +15,15 @@
      extends a file's deletion vector; any other commit, or a vector that shrank, may also bring
      rows back: those are its inserts, found the same way the other way round. For the files whose
      vectors were not decoded (delta_log_vector_position_reads_sql reads the others). `direct`:
-     the window's budget of files read by path with their rows (delta_log_direct_reads). --#}
+     the window's budget of files read by path with their rows (_delta_log_direct_reads). --#}
 {% macro spark__delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
-  {%- set direct = direct if direct is not none else dbt_tablestream.delta_log_direct_reads() -%}
+  {%- set direct = direct if direct is not none else dbt_tablestream._delta_log_direct_reads() -%}
   {%- set vectors = namespace(only_extended=commit.operation in ['DELETE', 'UPDATE', 'MERGE']) -%}
   {%- for file in commit.adds | selectattr('path', 'in', paths) -%}
     {%- set before = commit.removes | selectattr('path', 'equalto', file.path) | first -%}
     {%- if file.deleted_rows < before.deleted_rows -%}{%- set vectors.only_extended = false -%}{%- endif -%}
   {%- endfor -%}
-  {%- set quoted = dbt_tablestream.quoted_columns(columns | map(attribute='name')) -%}
+  {%- set quoted = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
   {%- set parts = [] -%}
   {%- for side, held, lost in [('delete', 'removes', 'adds'), ('insert', 'adds', 'removes')]
         if side == 'delete' or not vectors.only_extended -%}
@@ -56,12 +56,12 @@
   {%- set read, paths_left = [], {} -%}
   {%- for commit in commits -%}
     {%- set left = [] -%}
-    {%- for path in dbt_tablestream.delta_log_revectored_paths(commit) -%}
+    {%- for path in dbt_tablestream._delta_log_revectored_paths(commit) -%}
       {%- set before = commit.removes | selectattr('path', 'equalto', path) | first -%}
       {%- set after = commit.adds | selectattr('path', 'equalto', path) | first -%}
       {%- if before.get('positions') is not none and after.get('positions') is not none
-            and dbt_tablestream.delta_log_file_readable_by_path(stream.files, after, by_position=true)
-            and dbt_tablestream.delta_log_take_direct_read(direct, after) -%}
+            and dbt_tablestream._delta_log_file_readable_by_path(stream.files, after, by_position=true)
+            and dbt_tablestream._delta_log_take_direct_read(direct, after) -%}
         {%- do read.append({'commit': commit, 'file': after, 'before': before.positions, 'after': after.positions}) -%}
       {%- else -%}
         {%- do left.append(path) -%}
@@ -69,7 +69,7 @@
     {%- endfor -%}
     {%- do paths_left.update({commit.version: left}) -%}
   {%- endfor -%}
-  {%- set quoted = dbt_tablestream.quoted_columns(columns | map(attribute='name')) -%}
+  {%- set quoted = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
   {%- set selects = [] -%}
   {%- for side, marked, unmarked in [('delete', 'after', 'before'), ('insert', 'before', 'after')] -%}
     {#-- Each scan: path -> its file, path -> the positions read, and per commit path -> its positions. --#}
@@ -95,7 +95,7 @@
         {%- for position in changed -%}{%- do scan.taken.setdefault(path, {}).update({position: true}) -%}{%- endfor -%}
         {%- do scan.rows.update({path: scan.rows.get(path, []) + changed}) -%}
         {%- do scan.commits.setdefault(entry.commit.version, {'commit': entry.commit, 'rows': []}).rows.append(
-              '(_metadata.file_name = ' ~ dbt_tablestream.sql_string(entry.file.name) ~ ' and _metadata.row_index in (' ~ changed | join(', ') ~ '))') -%}
+              '(_metadata.file_name = ' ~ dbt_tablestream._sql_string(entry.file.name) ~ ' and _metadata.row_index in (' ~ changed | join(', ') ~ '))') -%}
       {%- endif -%}
     {%- endfor -%}
     {%- for scan in scans -%}
@@ -112,7 +112,7 @@
           {%- endif -%}
           {%- do stamps.append('when ' ~ read_commit.commit.version ~ ' then ' ~ read_commit.commit.millis) -%}
         {%- endfor -%}
-        {%- set tail = dbt_tablestream.sql_string(side) ~ ' as _change_type, cast(case ' ~ versions | join('\n      ')
+        {%- set tail = dbt_tablestream._sql_string(side) ~ ' as _change_type, cast(case ' ~ versions | join('\n      ')
             ~ ' else ' ~ read_commits[-1].commit.version ~ ' end as bigint) as _commit_version' -%}
         {%- for select in dbt_tablestream.delta_log_path_reads_sql(stream.files, files, columns, tail, direct.described, scan.rows) -%}
           {%- do selects.append('select ' ~ quoted ~ ', _change_type, _commit_version, timestamp_millis(case _commit_version '
@@ -143,7 +143,7 @@
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set by_path, travelled = [], [] -%}
   {%- for file in entries -%}
-    {%- if dbt_tablestream.delta_log_file_readable_by_path(stream.files, file) and (direct is none or dbt_tablestream.delta_log_take_direct_read(direct, file)) -%}
+    {%- if dbt_tablestream._delta_log_file_readable_by_path(stream.files, file) and (direct is none or dbt_tablestream._delta_log_take_direct_read(direct, file)) -%}
       {%- do by_path.append(file) -%}
     {%- else -%}
       {%- do travelled.append(file) -%}

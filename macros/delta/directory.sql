@@ -34,7 +34,7 @@
 
 {#-- A glob list as one anchored Java regex over relative paths, with Python's fnmatch rules:
      `*` and `?` also match `/`, `[seq]` and `[!seq]` are classes. --#}
-{% macro glob_regex(patterns) %}
+{% macro _glob_regex(patterns) %}
   {%- set alternatives = [] -%}
   {%- for pattern in patterns -%}
     {%- set state = namespace(text='', in_class=false, class_start=false) -%}
@@ -66,7 +66,7 @@
 
 {% macro spark__directory_files_view_sql(files_view, settings) %}
   {{ return("create or replace temporary view " ~ files_view ~ " using binaryFile options (path "
-            ~ dbt_tablestream.sql_string(settings.location) ~ ", recursiveFileLookup '"
+            ~ dbt_tablestream._sql_string(settings.location) ~ ", recursiveFileLookup '"
             ~ ('true' if settings.recursive else 'false') ~ "')") }}
 {% endmacro %}
 
@@ -84,7 +84,7 @@
 create or replace temporary view {{ listing_view }} as
 select * from (
   select
-    substring(path, instr(path, {{ dbt_tablestream.sql_string(root) }}) + {{ root | length + 1 }}) as relative_path,
+    substring(path, instr(path, {{ dbt_tablestream._sql_string(root) }}) + {{ root | length + 1 }}) as relative_path,
     path as url,
     length as size,
     modificationTime as last_modified_time,
@@ -93,10 +93,10 @@ select * from (
 ) as __tablestream_files
 where not relative_path rlike '(^|/)[._]'
 {%- if settings.include %}
-  and relative_path rlike {{ dbt_tablestream.sql_string(dbt_tablestream.glob_regex(settings.include)) }}
+  and relative_path rlike {{ dbt_tablestream._sql_string(dbt_tablestream._glob_regex(settings.include)) }}
 {%- endif %}
 {%- if settings.exclude %}
-  and not relative_path rlike {{ dbt_tablestream.sql_string(dbt_tablestream.glob_regex(settings.exclude)) }}
+  and not relative_path rlike {{ dbt_tablestream._sql_string(dbt_tablestream._glob_regex(settings.exclude)) }}
 {%- endif %}
   {%- endset -%}
   {{ return(listing_sql) }}
@@ -133,7 +133,7 @@ full outer join {{ target }} as t on s.relative_path = t.relative_path
   {%- do settings.update(properties or {}) -%}
   {%- set pairs = [] -%}
   {%- for key, value in settings.items() -%}
-    {%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}
+    {%- do pairs.append(dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value)) -%}
   {%- endfor -%}
   {{ return("create or replace table " ~ target ~ " using delta tblproperties (" ~ pairs | join(', ')
             ~ ") as select relative_path, url, size, last_modified_time, fingerprint from " ~ listing_view) }}

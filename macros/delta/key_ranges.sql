@@ -5,10 +5,10 @@
      widest gaps, and the MERGE's ON clause says the target key lies in one of them. --#}
 
 
-{#-- The key type's name as key_range_literal knows it, or none when ranges are not used for it:
+{#-- The key type's name as _key_range_literal knows it, or none when ranges are not used for it:
      integers, dates and timestamps (cut at gaps), strings (one range: a gap has no size). Thrift
      reports types as BIGINT_TYPE and the like, dbt's Column STRING as TEXT. --#}
-{% macro key_range_type(data_type) %}
+{% macro _key_range_type(data_type) %}
   {%- set name = (data_type | string | lower | trim) -%}
   {%- set name = name[:-5] if name.endswith('_type') else name -%}
   {%- set aliases = {'byte': 'tinyint', 'short': 'smallint', 'integer': 'int', 'long': 'bigint', 'text': 'string'} -%}
@@ -72,22 +72,22 @@ from (
 
 
 {#-- A SQL literal of `value` (a string as cast(... as string) gives it) of type `key_type`
-     (key_range_type): typed, so Delta compares the column with a literal of its own type. --#}
-{% macro key_range_literal(value, key_type) %}
+     (_key_range_type): typed, so Delta compares the column with a literal of its own type. --#}
+{% macro _key_range_literal(value, key_type) %}
   {%- set suffixes = {'tinyint': 'Y', 'smallint': 'S', 'int': '', 'bigint': 'L'} -%}
   {%- if key_type in suffixes -%}
     {{ return((value | int | string) ~ suffixes[key_type]) }}
   {%- endif -%}
   {%- if key_type in ['date', 'timestamp', 'timestamp_ntz'] -%}
-    {{ return(key_type | upper ~ ' ' ~ dbt_tablestream.sql_string(value)) }}
+    {{ return(key_type | upper ~ ' ' ~ dbt_tablestream._sql_string(value)) }}
   {%- endif -%}
-  {{ return(dbt_tablestream.sql_string(value)) }}
+  {{ return(dbt_tablestream._sql_string(value)) }}
 {% endmacro %}
 
 
 {#-- `(col >= lo and col <= hi or ...)` for the ranges ([[lo, hi], ...] as literals), or nothing
      for no ranges. `>=`/`<=`, not BETWEEN: Delta's skipping matches comparisons with a literal. --#}
-{% macro key_ranges_condition(column_sql, ranges) %}
+{% macro _key_ranges_condition(column_sql, ranges) %}
   {%- if not ranges -%}{{ return('') }}{%- endif -%}
   {%- set tests = [] -%}
   {%- for lo, hi in ranges -%}
@@ -98,10 +98,10 @@ from (
 
 
 {#-- The ranges check_stream_keys_not_null computes for the MERGE's file skipping: of the first key
-     column, when its type has ranges (key_range_type) and merge_key_ranges is not 0; else none. --#}
-{% macro stream_key_ranges_spec(schema, key, cap) %}
+     column, when its type has ranges (_key_range_type) and merge_key_ranges is not 0; else none. --#}
+{% macro _stream_key_ranges_spec(schema, key, cap) %}
   {%- set found = [] -%}
   {%- for column in schema if column.name | lower == key | lower -%}{%- do found.append(column.dtype) -%}{%- endfor -%}
-  {%- set key_type = dbt_tablestream.key_range_type(found[0]) if found else none -%}
+  {%- set key_type = dbt_tablestream._key_range_type(found[0]) if found else none -%}
   {{ return({'column': key, 'type': key_type, 'cap': cap} if key_type is not none and cap > 0 else none) }}
 {% endmacro %}

@@ -7,7 +7,7 @@
      is safe because a write only raises a key's sequence (a retry writes the same values), and the
      target's MERGE consults a tombstone only to insert a key whose newest event in the window is an
      upsert, which this window's deletes never tombstone. --#}
-{% macro stream_tombstones_relation(target) %}
+{% macro _stream_tombstones_relation(target) %}
   {{ return(target.incorporate(path={'identifier': target.identifier ~ '__tablestream_tombstones'}, type='table')) }}
 {% endmacro %}
 
@@ -21,7 +21,7 @@
 
 
 {% macro spark__stream_tombstones_sql(tombstones, changes, keys, sequence, retention, build) %}
-  {%- set columns = dbt_tablestream.quoted_columns(keys + sequence) -%}
+  {%- set columns = dbt_tablestream._quoted_columns(keys + sequence) -%}
   {%- set deletes -%}
 select {{ columns }}, current_timestamp() as __tablestream_recorded_at
 from ({{ changes }}) as __tablestream_changes
@@ -39,8 +39,8 @@ merge into {{ tombstones }} as target
 using (
 {{ deletes }}
 ) as source
-on {{ dbt_tablestream.keys_match(keys, 'target', 'source') }}
-when matched and {{ dbt_tablestream.sequence_value(sequence, 'source') }} > {{ dbt_tablestream.sequence_value(sequence, 'target') }} then update set
+on {{ dbt_tablestream._keys_match(keys, 'target', 'source') }}
+when matched and {{ dbt_tablestream._sequence_value(sequence, 'source') }} > {{ dbt_tablestream._sequence_value(sequence, 'target') }} then update set
   {{ assignments | join(', ') }}
 when not matched then insert *
 when not matched by source and target.__tablestream_recorded_at < current_timestamp() - interval {{ retention }} then delete

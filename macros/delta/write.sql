@@ -19,7 +19,7 @@ using delta
 {{ partition_cols(label="partitioned by") }}
 {{ location_clause() }}
 {{ comment_clause() }}
-{{ dbt_tablestream.stream_tblproperties_clause(kept_properties) }}
+{{ dbt_tablestream._stream_tblproperties_clause(kept_properties) }}
 as
 {{ sql }}
     {%- endset -%}
@@ -31,13 +31,13 @@ as
 
 
 {#-- The model's tblproperties, over the properties the replaced target keeps. --#}
-{% macro stream_tblproperties_clause(kept_properties) %}
+{% macro _stream_tblproperties_clause(kept_properties) %}
   {%- set properties = dict(kept_properties) -%}
   {%- do properties.update(config.get('tblproperties') or {}) -%}
   {%- if not properties -%}{{ return('') }}{%- endif -%}
   {%- set pairs = [] -%}
   {%- for key, value in properties.items() -%}
-    {%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}
+    {%- do pairs.append(dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value)) -%}
   {%- endfor -%}
   {{ return('tblproperties (' ~ pairs | join(', ') ~ ')') }}
 {% endmacro %}
@@ -55,7 +55,7 @@ as
 {% macro spark__stream_kept_table_properties(existing_relation) %}
   {%- set kept = {} -%}
   {%- if existing_relation is none -%}{{ return(kept) }}{%- endif -%}
-  {%- set tracking = [dbt_tablestream.stream_tracking_property('table_changes'), dbt_tablestream.stream_tracking_property('changelog')]
+  {%- set tracking = [dbt_tablestream._stream_tracking_property('table_changes'), dbt_tablestream._stream_tracking_property('changelog')]
                      | reject('in', config.get('tblproperties') or {}) | list -%}
   {%- if not tracking -%}{{ return(kept) }}{%- endif -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(existing_relation)).rows
@@ -86,7 +86,7 @@ as
     {%- do on.append('target.' ~ adapter.quote(key) ~ ' = source.' ~ adapter.quote(key)) -%}
   {%- endfor -%}
   {%- if key_ranges -%}
-    {%- do on.append(dbt_tablestream.key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges)) -%}
+    {%- do on.append(dbt_tablestream._key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges)) -%}
   {%- endif -%}
   {%- set assignments = [] -%}
   {%- for column in update_columns -%}
@@ -135,7 +135,7 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
 {% macro spark__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
   {%- set sequence = events['sequence'] -%}
   {%- set soft = delete_mode == 'soft' -%}
-  {%- set newer = dbt_tablestream.sequence_value(sequence, 'source') ~ ' > ' ~ dbt_tablestream.sequence_value(sequence, 'target') -%}
+  {%- set newer = dbt_tablestream._sequence_value(sequence, 'source') ~ ' > ' ~ dbt_tablestream._sequence_value(sequence, 'target') -%}
   {%- set ignore_null = events['ignore_null'] -%}
   {%- set carried = (insert_columns | reject('in', keys + sequence) | list) if ignore_null is sameas true else (ignore_null or []) -%}
   {%- set assignments = [] -%}
@@ -164,16 +164,16 @@ using (
   select __tablestream_change.*
   {%- if tombstones is not none %},
     case when __tablestream_dead.{{ adapter.quote(keys[0]) }} is not null
-      then {{ dbt_tablestream.sequence_value(sequence, '__tablestream_dead') }} end as __tablestream_tombstone
+      then {{ dbt_tablestream._sequence_value(sequence, '__tablestream_dead') }} end as __tablestream_tombstone
   {%- endif %}
   from ({{ changes }}) as __tablestream_change
   {%- if tombstones is not none %}
-  left join {{ tombstones }} as __tablestream_dead on {{ dbt_tablestream.keys_match(keys, '__tablestream_dead', '__tablestream_change') }}
+  left join {{ tombstones }} as __tablestream_dead on {{ dbt_tablestream._keys_match(keys, '__tablestream_dead', '__tablestream_change') }}
   {%- endif %}
 ) as source
-on {{ dbt_tablestream.keys_match(keys, 'target', 'source') }}
+on {{ dbt_tablestream._keys_match(keys, 'target', 'source') }}
 {%- if key_ranges %}
-  and {{ dbt_tablestream.key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
+  and {{ dbt_tablestream._key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
 {%- endif %}
 {%- if delete_mode == 'hard' %}
 when matched and source.__change_type = 'DELETE' and {{ newer }} then delete
@@ -185,20 +185,20 @@ when matched and source.__change_type <> 'DELETE' and {{ newer }} then update se
   {{ assignments | join(',\n  ') }}
 {%- if soft %}
 when not matched and source.__change_type = 'DELETE' then
-  insert ({{ dbt_tablestream.quoted_columns(insert_columns) }}, _deleted, _deleted_version, _deleted_at)
-  values ({{ dbt_tablestream.prefixed_columns(insert_columns, 'source') }}, {{ deleted_values | join(', ') }})
+  insert ({{ dbt_tablestream._quoted_columns(insert_columns) }}, _deleted, _deleted_version, _deleted_at)
+  values ({{ dbt_tablestream._prefixed_columns(insert_columns, 'source') }}, {{ deleted_values | join(', ') }})
 {%- endif %}
 when not matched and source.__change_type <> 'DELETE'
-  {%- if tombstones is not none %} and (source.__tablestream_tombstone is null or {{ dbt_tablestream.sequence_value(sequence, 'source') }} > source.__tablestream_tombstone){% endif %} then
-  insert ({{ (dbt_tablestream.quoted_columns(insert_columns) ~ (', _deleted, _deleted_version, _deleted_at' if soft else '')) }})
-  values ({{ dbt_tablestream.prefixed_columns(insert_columns, 'source') ~ (', false, null, null' if soft else '') }})
+  {%- if tombstones is not none %} and (source.__tablestream_tombstone is null or {{ dbt_tablestream._sequence_value(sequence, 'source') }} > source.__tablestream_tombstone){% endif %} then
+  insert ({{ (dbt_tablestream._quoted_columns(insert_columns) ~ (', _deleted, _deleted_version, _deleted_at' if soft else '')) }})
+  values ({{ dbt_tablestream._prefixed_columns(insert_columns, 'source') ~ (', false, null, null' if soft else '') }})
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}
 
 
 {#-- `alias.col, ...` for the columns, quoted. --#}
-{% macro prefixed_columns(columns, alias) %}
+{% macro _prefixed_columns(columns, alias) %}
   {%- set prefixed = [] -%}
   {%- for column in columns -%}{%- do prefixed.append(alias ~ '.' ~ adapter.quote(column)) -%}{%- endfor -%}
   {{ return(prefixed | join(', ')) }}
@@ -215,7 +215,7 @@ when not matched and source.__change_type <> 'DELETE'
 
 
 {% macro spark__stream_history_merge_sql(target, versions, data_columns, history, keys=[], key_ranges=[]) %}
-  {%- set columns = data_columns + dbt_tablestream.history_columns(history) -%}
+  {%- set columns = data_columns + dbt_tablestream._history_columns(history) -%}
   {%- set assignments = [] -%}
   {%- for column in columns if column not in ['dbt_scd_id', 'dbt_valid_from'] -%}
     {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
@@ -227,12 +227,12 @@ using (
 ) as source
 on target.dbt_scd_id = source.dbt_scd_id and target.dbt_valid_to is null
 {%- if key_ranges %}
-  and {{ dbt_tablestream.key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
+  and {{ dbt_tablestream._key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
 {%- endif %}
 when matched then update set
   {{ assignments | join(',\n  ') }}
-when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
-  values ({{ dbt_tablestream.prefixed_columns(columns, 'source') }})
+when not matched then insert ({{ dbt_tablestream._quoted_columns(columns) }})
+  values ({{ dbt_tablestream._prefixed_columns(columns, 'source') }})
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}
@@ -251,7 +251,7 @@ when not matched then insert ({{ dbt_tablestream.quoted_columns(columns) }})
      MERGE rewrites only the files whose key ranges changed (docs/architecture.md, "Cost"). --#}
 {% macro spark__stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
   {%- set build_sql -%}
-select {{ dbt_tablestream.quoted_columns(data_columns) }}
+select {{ dbt_tablestream._quoted_columns(data_columns) }}
 {%- if soft and deleted_columns is not none %},
   __change_type = 'DELETE' as _deleted,
   case when __change_type = 'DELETE' then {{ '__commit_version' if '__commit_version' in deleted_columns else 'null' }} end as _deleted_version,
@@ -261,7 +261,7 @@ from ({{ netted }}) as __tablestream_net
 {%- if deleted_columns is none or not soft %}
 where __change_type in ('INSERT', 'UPDATE_AFTER')
 {%- endif %}
-order by {{ dbt_tablestream.quoted_columns(keys) }}
+order by {{ dbt_tablestream._quoted_columns(keys) }}
   {%- endset -%}
   {{ return(build_sql) }}
 {% endmacro %}
@@ -275,7 +275,7 @@ order by {{ dbt_tablestream.quoted_columns(keys) }}
 {#-- The target of a first run or reset of an SCD type 2 stream_merge: the window's versions
      (history_versions_sql), in key order and each key's versions in time order. --#}
 {% macro spark__stream_history_build_sql(versions, keys) %}
-  {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by ' ~ dbt_tablestream.quoted_columns(keys) ~ ', dbt_valid_from') }}
+  {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by ' ~ dbt_tablestream._quoted_columns(keys) ~ ', dbt_valid_from') }}
 {% endmacro %}
 
 
@@ -286,7 +286,7 @@ order by {{ dbt_tablestream.quoted_columns(keys) }}
 
 {% macro spark__stream_merge_source_sql(netted, data_columns, has_commit_timestamp) %}
   {%- set source_sql -%}
-select {{ dbt_tablestream.quoted_columns(data_columns) }}, __change_type, __commit_version,
+select {{ dbt_tablestream._quoted_columns(data_columns) }}, __change_type, __commit_version,
   {{ '__commit_timestamp' if has_commit_timestamp else 'cast(null as timestamp) as __commit_timestamp' }}
 from ({{ netted }}) as __tablestream_net
 where __change_type <> 'UPDATE_BEFORE'
@@ -303,12 +303,12 @@ where __change_type <> 'UPDATE_BEFORE'
 {#-- The rows a later run's MERGE writes (not its deletes), as the target's columns: what
      on_schema_change compares with the target. --#}
 {% macro spark__stream_merge_upserts_sql(netted, data_columns) %}
-  {{ return('select ' ~ dbt_tablestream.quoted_columns(data_columns) ~ ' from (' ~ netted ~ ") as __tablestream_net where __change_type <> 'DELETE'") }}
+  {{ return('select ' ~ dbt_tablestream._quoted_columns(data_columns) ~ ' from (' ~ netted ~ ") as __tablestream_net where __change_type <> 'DELETE'") }}
 {% endmacro %}
 
 
 {#-- Column names quoted for the adapter, joined with commas. --#}
-{% macro quoted_columns(columns) %}
+{% macro _quoted_columns(columns) %}
   {%- set quoted = [] -%}
   {%- for column in columns -%}{%- do quoted.append(adapter.quote(column)) -%}{%- endfor -%}
   {{ return(quoted | join(', ')) }}

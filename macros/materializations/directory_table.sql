@@ -4,7 +4,7 @@
      time changed is updated, a vanished file is deleted. No difference, no commit. A stream on it
      (`ref_stream`) yields the file events. --#}
 {% materialization directory_table, default %}
-  {%- set settings = dbt_tablestream.validate_directory_table_config() -%}
+  {%- set settings = dbt_tablestream._validate_directory_table_config() -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set rebuild = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}

@@ -11,10 +11,10 @@
 {#-- Before any SQL: what the engine cannot do is refused. The local profile's Spark session has
      no table access control (no Unity Catalog), so it cannot apply `grants`; dbt-spark fails there
      too, at SHOW GRANTS, after the model has written. --#}
-{% macro check_stream_model_features(stream) %}
+{% macro _check_stream_model_features(stream) %}
   {%- set grants = config.get('grants') -%}
   {%- if grants and target.type == 'tablestream' -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream.stream) ~ " (model " ~ model.name ~ ", source " ~ stream.source ~ "): `grants` "
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream.stream) ~ " (model " ~ model.name ~ ", source " ~ stream.source ~ "): `grants` "
         ~ tojson(grants) ~ " cannot be applied on the local profile (type: tablestream): its Spark session has no table access control. "
         ~ "Nothing was written and the stream did not move. Set `grants` only for targets that have it (Databricks with Unity Catalog "
         ~ "or table ACLs), for example in a profile-specific dbt_project.yml block, or remove it from this model.") }}
@@ -23,7 +23,7 @@
 
 
 {#-- Whether the model's contract is enforced (dbt's ContractConfig). --#}
-{% macro stream_contract_enforced() %}
+{% macro _stream_contract_enforced() %}
   {%- set contract = config.get('contract') -%}
   {{ return(contract is not none and contract.enforced) }}
 {% endmacro %}
@@ -34,9 +34,9 @@
      `<column> is not null` (Spark 4 refuses to make an existing column NOT NULL, so dbt-spark's
      ALTER COLUMN cannot set one on a target built by CREATE TABLE AS SELECT). Each is
      {name, expression}; other constraint types are not enforced, as on dbt-spark. --#}
-{% macro stream_contract_constraints(model) %}
+{% macro _stream_contract_constraints(model) %}
   {%- set found = [] -%}
-  {%- if not dbt_tablestream.stream_contract_enforced() -%}{{ return(found) }}{%- endif -%}
+  {%- if not dbt_tablestream._stream_contract_enforced() -%}{{ return(found) }}{%- endif -%}
   {%- set not_null = [] -%}
   {%- for constraint in model.constraints or [] -%}
     {%- if constraint.type == 'check' -%}
@@ -81,9 +81,9 @@
      own check), and no row the run writes breaks a constraint. `rows_sql`: the rows written in
      the target's columns; `build`: whether it creates the target. --#}
 {% macro spark__check_stream_contract(stream, rows_sql, build) %}
-  {%- if not dbt_tablestream.stream_contract_enforced() or rows_sql is none -%}{{ return(none) }}{%- endif -%}
+  {%- if not dbt_tablestream._stream_contract_enforced() or rows_sql is none -%}{{ return(none) }}{%- endif -%}
   {%- if build -%}{%- do get_assert_columns_equivalent(rows_sql) -%}{%- endif -%}
-  {%- set constraints = dbt_tablestream.stream_contract_constraints(model) -%}
+  {%- set constraints = dbt_tablestream._stream_contract_constraints(model) -%}
   {%- set violations_sql = dbt_tablestream.stream_contract_violations_sql(rows_sql, constraints) -%}
   {%- if violations_sql is none -%}{{ return(none) }}{%- endif -%}
   {%- set counts = run_query(violations_sql).rows[0] -%}
@@ -95,7 +95,7 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if broken -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream.stream) ~ ": rows of " ~ dbt_tablestream.stream_window_text(stream) ~ " of " ~ stream.source
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream.stream) ~ ": rows of " ~ dbt_tablestream._stream_window_text(stream) ~ " of " ~ stream.source
         ~ " break the enforced contract of model " ~ model.name ~ ": " ~ broken | join('; ') ~ ". Nothing was written and the stream did not move. "
         ~ "Correct the rows in the source (the next run reads the correction with them), change the constraint, or move the stream past them "
         ~ "with `dbt run-operation dbt_tablestream.reset_stream`.") }}
@@ -113,7 +113,7 @@
      it what these set). --#}
 {% macro spark__apply_stream_model_features(target_relation, existing_relation, rebuilt) %}
   {%- if rebuilt -%}
-    {%- for constraint in dbt_tablestream.stream_contract_constraints(model) -%}
+    {%- for constraint in dbt_tablestream._stream_contract_constraints(model) -%}
       {%- call statement('persist_constraint') -%}
         alter table {{ target_relation }} add constraint {{ adapter.quote(constraint.name) }} check ({{ constraint.expression }})
       {%- endcall -%}
@@ -140,7 +140,7 @@
   {%- for name, column in model.columns.items() if column.description and (name | lower) in current
         and current[name | lower] != column.description -%}
     {%- call statement('persist_column_docs') -%}
-      alter table {{ relation }} alter column {{ adapter.quote(name) }} comment {{ dbt_tablestream.sql_string(column.description) }}
+      alter table {{ relation }} alter column {{ adapter.quote(name) }} comment {{ dbt_tablestream._sql_string(column.description) }}
     {%- endcall -%}
   {%- endfor -%}
 {% endmacro %}

@@ -1,10 +1,10 @@
-{#-- The kinds of stream_config_spec's settings. Each kind has what it accepts, as the messages
+{#-- The kinds of _stream_config_spec's settings. Each kind has what it accepts, as the messages
      and docs say it (_accepted_<kind>), and the one check of a value (_checked_<kind>), which
-     returns the value normalised or refuses it. stream_settings_of checks every setting by its
+     returns the value normalised or refuses it. _stream_settings_of checks every setting by its
      kind before the rules that relate one setting to another. --#}
 
 {#-- What a config accepts, as the messages and docs list it. --#}
-{% macro stream_config_accepted(entry) %}
+{% macro _stream_config_accepted(entry) %}
   {{ return(dbt_tablestream['_accepted_' ~ entry.kind](entry)) }}
 {% endmacro %}
 
@@ -19,7 +19,7 @@
 {#-- The refusal of a value outside what its config accepts: a choice lists the values, any other
      kind says what it takes. --#}
 {% macro _config_refused(name, value, entry, subject) %}
-  {%- set accepted = dbt_tablestream.stream_config_accepted(entry) -%}
+  {%- set accepted = dbt_tablestream._stream_config_accepted(entry) -%}
   {%- set optional = entry.default is none and entry.kind != 'unsupported' -%}
   {%- set where = " (the model's config, or the project var " ~ entry.project_var ~ ")" if entry.project_var else '' -%}
   {%- if entry.kind in ['choice', 'start_position'] -%}

@@ -13,7 +13,7 @@
      the entry the PySpark API (open_stream) takes instead; `change_query`, true for the configs a
      model's changes() reads as a stream would. What each config does, and its counterpart in
      Snowflake, Databricks, dbt or Spark, is docs/configuration.md's. --#}
-{% macro stream_config_spec() %}
+{% macro _stream_config_spec() %}
   {%- set merge_only = ['stream_merge'] -%}
   {{ return({
       'stream_name': {'kind': 'name', 'default': none},

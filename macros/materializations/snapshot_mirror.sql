@@ -9,11 +9,11 @@
      the same snapshot again changes nothing: a run that died after its commit is simply run
      again. --#}
 {% materialization snapshot_mirror, default %}
-  {%- set settings = dbt_tablestream.snapshot_mirror_settings() -%}
+  {%- set settings = dbt_tablestream._snapshot_mirror_settings() -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set columns = get_column_schema_from_query(compiled_code) | map(attribute='name') | list -%}
-  {%- do dbt_tablestream.check_snapshot_mirror(settings, columns) -%}
+  {%- do dbt_tablestream._check_snapshot_mirror(settings, columns) -%}
   {%- set rebuild = existing_relation is none or existing_relation.is_view or should_full_refresh() -%}
   {%- if not rebuild -%}
     {%- do dbt_tablestream.check_snapshot_mirror_columns(settings, columns, target_relation) -%}
@@ -25,7 +25,7 @@
     {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(compiled_code, settings.key_columns)) -%}
     {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
   {%- else -%}
-    {%- set diff = dbt_tablestream.snapshot_mirror_diff_relation(target_relation) -%}
+    {%- set diff = dbt_tablestream._snapshot_mirror_diff_relation(target_relation) -%}
     {%- call statement('snapshot_mirror_diff') -%}
       create or replace table {{ diff }} using delta as
       {{ dbt_tablestream.snapshot_mirror_diff_sql(target_relation, compiled_code, columns, settings) }}

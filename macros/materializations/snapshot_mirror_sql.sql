@@ -10,8 +10,8 @@
      `_deleted` (false) and `_deleted_at` (NULL). --#}
 {% macro spark__snapshot_mirror_build_sql(target, sql, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
-  {{ return('create or replace table ' ~ target ~ ' using delta tblproperties (' ~ dbt_tablestream.sql_string('delta.enableChangeDataFeed')
-      ~ ' = ' ~ dbt_tablestream.sql_string('true') ~ ') as\nselect *' ~ (', false as _deleted, cast(null as timestamp) as _deleted_at' if soft else '')
+  {{ return('create or replace table ' ~ target ~ ' using delta tblproperties (' ~ dbt_tablestream._sql_string('delta.enableChangeDataFeed')
+      ~ ' = ' ~ dbt_tablestream._sql_string('true') ~ ') as\nselect *' ~ (', false as _deleted, cast(null as timestamp) as _deleted_at' if soft else '')
       ~ ' from (\n' ~ sql ~ '\n) as __tablestream_snapshot') }}
 {% endmacro %}
 
@@ -22,7 +22,7 @@
 
 
 {#-- The snapshot's differences from the mirror, the rows its one MERGE applies (written to a
-     table of their own first: snapshot_mirror_diff_relation): a full outer join of the snapshot
+     table of their own first: _snapshot_mirror_diff_relation): a full outer join of the snapshot
      and the mirror on the key (a left join under delete_mode ignore) keeping a key that is new, a
      key whose values changed (compared NULL-safe, column by column; under soft, a key marked
      deleted that came back) and a key the snapshot no longer returns (under soft, one not yet
@@ -78,7 +78,7 @@ select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapsh
 {#-- Where a run writes the snapshot's differences (snapshot_mirror_diff_sql) before its MERGE: a
      Delta table beside the mirror, dropped after the MERGE (or the refusal); a run killed in
      between leaves it, and the next one replaces it. --#}
-{% macro snapshot_mirror_diff_relation(target) %}
+{% macro _snapshot_mirror_diff_relation(target) %}
   {{ return(api.Relation.create(database=target.database, schema=target.schema,
       identifier=target.identifier ~ '__tablestream_diff', type='table')) }}
 {% endmacro %}
@@ -89,7 +89,7 @@ select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapsh
 {% endmacro %}
 
 
-{#-- The one MERGE of the differences (`diff`, snapshot_mirror_diff_relation) into the mirror: a
+{#-- The one MERGE of the differences (`diff`, _snapshot_mirror_diff_relation) into the mirror: a
      vanished key is deleted (hard) or marked `_deleted` with the time (soft), a matched key
      updated, a new key inserted. --#}
 {% macro spark__snapshot_mirror_merge_sql(target, diff, columns, settings) %}

@@ -6,23 +6,23 @@
      wins, within the window and against what the target already holds (docs/architecture.md,
      "Event sources"). With `scd_type: 2` the target keeps every version of each key instead of its
      current row, with dbt snapshot's columns (docs/architecture.md, "History"). The strategy is
-     chosen once, in the settings (stream_settings_of); its SQL is stream_merge_strategies.sql's,
+     chosen once, in the settings (_stream_settings_of); its SQL is stream_merge_strategies.sql's,
      and this file only orchestrates. --#}
 {% materialization stream_merge, default %}
-  {%- set settings = dbt_tablestream.stream_settings() -%}
+  {%- set settings = dbt_tablestream._stream_settings() -%}
   {%- set keys = settings.unique_key -%}
-  {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
-  {%- do dbt_tablestream.check_stream_model_features(stream) -%}
+  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
+  {%- do dbt_tablestream._check_stream_model_features(stream) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
   {#-- An empty window writes nothing, so its run sends only what proved it empty: the output is
        checked when there is output to write. --#}
   {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart and stream.view is none -%}
   {%- if not empty -%}
-    {%- set schema = dbt_tablestream.stream_output_schema(stream, compiled_code, keys, settings.sequence, settings.strategy == 'history') -%}
+    {%- set schema = dbt_tablestream._stream_output_schema(stream, compiled_code, keys, settings.sequence, settings.strategy == 'history') -%}
     {%- set columns = schema | map(attribute='name') | list -%}
     {%- set data_columns = columns | reject('in', ['__change_type', '__commit_version', '__commit_timestamp'] + settings.target_exclude_columns) | list -%}
-    {%- do dbt_tablestream.check_stream_merge_columns(stream, columns, data_columns, settings) -%}
+    {%- do dbt_tablestream._check_stream_merge_columns(stream, columns, data_columns, settings) -%}
     {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns) -%}
   {%- endif -%}
 
@@ -37,12 +37,12 @@
   {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- if empty -%}
-    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
+    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {%- if stream.view is not none -%}
       {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, settings.sequence,
-                                                                   none if rebuild else dbt_tablestream.stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges)) -%}
+                                                                   none if rebuild else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges)) -%}
       {%- set rows_read = checked.rows_read -%}
       {%- set key_ranges = checked.key_ranges -%}
     {%- endif -%}
@@ -60,19 +60,19 @@
     {%- else -%}
       {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
            of the output otherwise. --#}
-      {%- if settings.on_schema_change != 'ignore' or dbt_tablestream.stream_schema_change(stream) -%}
+      {%- if settings.on_schema_change != 'ignore' or dbt_tablestream._stream_schema_change(stream) -%}
         {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
         {%- call statement('create_tmp_relation') -%}
           {{ create_temporary_view(tmp_relation, plan.upserts_sql) }}
         {%- endcall -%}
-        {%- do dbt_tablestream.apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation, existing_relation) -%}
+        {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream, layout) -%}
     {%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
+  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
 
   {{ run_hooks(post_hooks) }}
 

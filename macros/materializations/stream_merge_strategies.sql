@@ -4,7 +4,7 @@
 
 
 {#-- stream_merge's strategies (docs/architecture.md, "stream_merge's strategies"): the SQL of a run
-     for each way a target is kept, chosen once from the settings (stream_settings_of's
+     for each way a target is kept, chosen once from the settings (_stream_settings_of's
      `strategy`), as dbt-spark's incremental strategies are. Each returns the run's plan and runs
      nothing:
      - `statements`: statements to run before the target's commit ({name, sql}; the tombstones of
@@ -43,7 +43,7 @@
   {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns, '__commit_timestamp' in args.columns) -%}
   {{ return({'statements': [], 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
              'write_sql': dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
-                                                            dbt_tablestream.stream_merge_update_columns(args.settings, args.data_columns),
+                                                            dbt_tablestream._stream_merge_update_columns(args.settings, args.data_columns),
                                                             args.data_columns, args.stream, args.key_ranges)}) }}
 {% endmacro %}
 
@@ -59,7 +59,7 @@
 {% macro spark__stream_merge_events_sql(args) %}
   {%- set settings = args.settings -%}
   {%- set events = settings.events -%}
-  {%- set tombstones = dbt_tablestream.stream_tombstones_relation(args.target) if settings.delete_mode == 'hard' else none -%}
+  {%- set tombstones = dbt_tablestream._stream_tombstones_relation(args.target) if settings.delete_mode == 'hard' else none -%}
   {%- set tombstones_exist = tombstones is not none and not args.rebuild and args.relation_exists(tombstones) -%}
   {%- set applied = [] if args.rebuild else [args.existing] + ([tombstones] if tombstones_exist else []) -%}
   {%- set changes = dbt_tablestream.sequenced_changes_sql(args.compiled_code, args['keys'], args.columns, events, applied) -%}
@@ -75,7 +75,7 @@
   {%- endif -%}
   {{ return({'statements': statements, 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
              'write_sql': dbt_tablestream.stream_events_merge_sql(args.target, changes, args['keys'], settings.delete_mode,
-                                                                   dbt_tablestream.stream_merge_update_columns(settings, args.data_columns),
+                                                                   dbt_tablestream._stream_merge_update_columns(settings, args.data_columns),
                                                                    args.data_columns, events, tombstones, args.columns, args.key_ranges)}) }}
 {% endmacro %}
 
@@ -90,7 +90,7 @@
 {% macro spark__stream_merge_history_sql(args) %}
   {%- set settings = args.settings -%}
   {%- set history = dict(settings.history) -%}
-  {%- do history.update({'tracked': dbt_tablestream.history_tracked_columns(args.stream, history, args.data_columns, args['keys'], settings.sequence)}) -%}
+  {%- do history.update({'tracked': dbt_tablestream._history_tracked_columns(args.stream, history, args.data_columns, args['keys'], settings.sequence)}) -%}
   {%- set versions = dbt_tablestream.history_versions_sql(args.compiled_code, args['keys'], args.columns, args.data_columns, history, settings.events,
                                                            none if args.rebuild else args.existing,
                                                            drop_applied=dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
@@ -103,7 +103,7 @@
 
 
 {#-- The columns an update sets: merge_update_columns, or the target's less merge_exclude_columns. --#}
-{% macro stream_merge_update_columns(settings, data_columns) %}
+{% macro _stream_merge_update_columns(settings, data_columns) %}
   {%- if settings.merge_update_columns is not none -%}{{ return(settings.merge_update_columns) }}{%- endif -%}
   {{ return(data_columns | reject('in', settings.merge_exclude_columns or []) | list) }}
 {% endmacro %}

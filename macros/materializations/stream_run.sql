@@ -3,14 +3,14 @@
 {#-- The model's output columns; refuses output lacking the columns a keyed stream needs: the key,
      __change_type and what orders a key's changes (`sequence`, the sequence_by columns, or else
      __commit_version, and __commit_timestamp when it dates versions: `timed`). --#}
-{% macro stream_output_columns(stream, sql, keys, sequence=[], timed=false) %}
-  {%- set columns = dbt_tablestream.stream_output_schema(stream, sql, keys, sequence, timed) | map(attribute='name') | list -%}
+{% macro _stream_output_columns(stream, sql, keys, sequence=[], timed=false) %}
+  {%- set columns = dbt_tablestream._stream_output_schema(stream, sql, keys, sequence, timed) | map(attribute='name') | list -%}
   {{ return(columns) }}
 {% endmacro %}
 
 
-{#-- stream_output_columns as Columns, with their types. --#}
-{% macro stream_output_schema(stream, sql, keys, sequence=[], timed=false) %}
+{#-- _stream_output_columns as Columns, with their types. --#}
+{% macro _stream_output_schema(stream, sql, keys, sequence=[], timed=false) %}
   {%- set schema = get_column_schema_from_query(sql) -%}
   {%- set columns = schema | map(attribute='name') | list -%}
   {%- set required = keys + sequence + ['__change_type'] + ([] if sequence else ['__commit_version'] + (['__commit_timestamp'] if timed else [])) -%}
@@ -18,7 +18,7 @@
   {%- for column in required if column not in columns -%}{%- do missing.append(column) -%}{%- endfor -%}
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
         ~ missing | join(', ') ~ ". A keyed stream model must keep its unique_key columns (" ~ keys | join(', ')
         ~ ("), its sequence_by columns (" ~ sequence | join(', ') ~ ") and __change_type" if sequence
            else "), __change_type, __commit_version and __commit_timestamp (an SCD type 2 version starts at it)" if timed
@@ -31,10 +31,10 @@
 
 {#-- Refuses a stream_merge whose column configs name columns its output lacks:
      target_exclude_columns, ignore_null_updates, the columns apply_as_deletes refers to, and an
-     SCD type 2 target's tracked columns (history_tracked_columns). --#}
-{% macro check_stream_merge_columns(stream, columns, data_columns, settings) %}
+     SCD type 2 target's tracked columns (_history_tracked_columns). --#}
+{% macro _check_stream_merge_columns(stream, columns, data_columns, settings) %}
   {%- if settings.history is not none -%}
-    {%- do dbt_tablestream.history_tracked_columns(stream, settings.history, data_columns, settings.unique_key, settings.sequence) -%}
+    {%- do dbt_tablestream._history_tracked_columns(stream, settings.history, data_columns, settings.unique_key, settings.sequence) -%}
   {%- endif -%}
   {%- set events = settings['events'] or {} -%}
   {%- set named = [] -%}
@@ -43,12 +43,12 @@
     {%- for column in events['ignore_null'] -%}{%- do named.append(['ignore_null_updates', column]) -%}{%- endfor -%}
   {%- endif -%}
   {%- if events.get('deletes') -%}
-    {%- for column in dbt_tablestream.expression_columns(events['deletes']) -%}{%- do named.append(['apply_as_deletes', column]) -%}{%- endfor -%}
+    {%- for column in dbt_tablestream._expression_columns(events['deletes']) -%}{%- do named.append(['apply_as_deletes', column]) -%}{%- endfor -%}
   {%- endif -%}
   {%- set known = columns | map('lower') | list -%}
   {%- for config_name, column in named if column | lower not in known -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the output of model "
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the output of model "
         ~ model.name ~ " (" ~ columns | join(', ') ~ ")" ~ (" in the expression " ~ events['deletes'] if config_name == 'apply_as_deletes' else "")
         ~ ". Fix the config or select the column. Nothing was written.") }}
   {%- endfor -%}
@@ -69,22 +69,22 @@
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the "
-        ~ dbt_tablestream.stream_window_text(stream) ~ " have a NULL unique_key (" ~ keys | join(', ') ~ "). "
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the "
+        ~ dbt_tablestream._stream_window_text(stream) ~ " have a NULL unique_key (" ~ keys | join(', ') ~ "). "
         ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
   {%- endif -%}
   {%- for column in sequence -%}
     {%- if counts[2 + loop.index0] > 0 -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the "
-        ~ dbt_tablestream.stream_window_text(stream) ~ " have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the "
+        ~ dbt_tablestream._stream_window_text(stream) ~ " have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
         ~ "Filter them out or give them a sequence in model " ~ model.name ~ "; nothing was written and the stream did not move.") }}
     {%- endif -%}
   {%- endfor -%}
   {%- set ranges = [] -%}
   {%- if key_ranges is not none -%}
     {%- for lo, hi in fromjson(counts['key_ranges'] or '[]') -%}
-      {%- do ranges.append([dbt_tablestream.key_range_literal(lo, key_ranges.type), dbt_tablestream.key_range_literal(hi, key_ranges.type)]) -%}
+      {%- do ranges.append([dbt_tablestream._key_range_literal(lo, key_ranges.type), dbt_tablestream._key_range_literal(hi, key_ranges.type)]) -%}
     {%- endfor -%}
   {%- endif -%}
   {{ return({'rows_read': counts[0] | int, 'key_ranges': ranges}) }}
@@ -115,9 +115,9 @@
 {#-- After the target write: the offsets log, the fault points around it, the run's summary, then
      dbt's model features on the target (`built`: {relation, existing, rebuilt};
      apply_stream_model_features). --#}
-{% macro finish_stream_run(stream, response, rows_read, built) %}
+{% macro _finish_stream_run(stream, response, rows_read, built) %}
   {%- if response is not none and response.code == 'SKIPPED' -%}
-    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream.stream_window_text(stream)
+    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream._stream_window_text(stream)
            ~ " was already applied by a concurrent run; no-op", info=True) }}
     {{ return(none) }}
   {%- endif -%}
@@ -126,10 +126,10 @@
   {%- set appended = dbt_tablestream.append_stream_offset(stream, rows_written) -%}
   {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
   {%- if appended == 0 -%}
-    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream.stream_window_text(stream)
+    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream._stream_window_text(stream)
            ~ " was applied and logged by a concurrent run while this run applied it again, which changed nothing", info=True) }}
   {%- else -%}
-    {{ log(dbt_tablestream.stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
+    {{ log(dbt_tablestream._stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
   {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(built.relation, built.existing, built.rebuilt) -%}
 {% endmacro %}
@@ -137,28 +137,28 @@
 
 {#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not; for
      a model reading several streams, the commit's rows and then each input's window. --#}
-{% macro stream_summary(stream, rows_read, rows_written) %}
+{% macro _stream_summary(stream, rows_read, rows_written) %}
   {%- if stream.inputs | length > 1 -%}
     {%- set parts = [] -%}
     {%- for input in stream.inputs -%}
-      {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input)
+      {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input)
           ~ (" is empty, offset at " ~ input.through if input.view is none else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
-          ~ dbt_tablestream.stream_behind_text(input)) -%}
+          ~ dbt_tablestream._stream_behind_text(input)) -%}
     {%- endfor -%}
     {{ return("streams " ~ stream.stream ~ ": " ~ ("every window is empty; no-op" if stream.view is none
         else rows_read ~ " change rows read, " ~ rows_written ~ " rows written in one commit") ~ "; " ~ parts | join('; ')) }}
   {%- endif -%}
   {%- set input = stream.inputs[0] -%}
   {%- if input.view is none -%}
-    {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input) ~ " is empty; no-op, offset at " ~ input.through) }}
+    {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ " is empty; no-op, offset at " ~ input.through) }}
   {%- endif -%}
-  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream.stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ input.through
-      ~ dbt_tablestream.stream_behind_text(input)) }}
+  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ input.through
+      ~ dbt_tablestream._stream_behind_text(input)) }}
 {% endmacro %}
 
 
 {#-- Why a run stopped short of an input's source's latest version, or nothing when it caught up. --#}
-{% macro stream_behind_text(stream) %}
+{% macro _stream_behind_text(stream) %}
   {%- set behind = (stream.latest | int) - stream.through -%}
   {{ return("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
          ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.split else "max_versions_per_run: " ~ stream.max_versions)
@@ -170,8 +170,8 @@
      refuses any change of columns. `ignore` leaves new columns out, but cannot fill a target column
      the output lost (a source column renamed or dropped): a window that starts at a schema change
      is checked for that and refused with the change's version and the columns. --#}
-{% macro apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) %}
-  {%- set schema_change = dbt_tablestream.stream_schema_change(stream) -%}
+{% macro _apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) %}
+  {%- set schema_change = dbt_tablestream._stream_schema_change(stream) -%}
   {%- if on_schema_change == 'fail' or (on_schema_change == 'ignore' and schema_change) -%}
     {%- set changes = check_for_schema_changes(tmp_relation, existing_relation) -%}
     {%- set added = changes['source_not_in_target'] | map(attribute='name') | list -%}
@@ -179,7 +179,7 @@
     {%- set at = " (the window starts at the schema change " ~ schema_change ~ ")" if schema_change else "" -%}
     {%- if on_schema_change == 'fail' and changes['schema_changed'] -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream.stream_subject(stream.stream) ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
+          dbt_tablestream._stream_subject(stream.stream) ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
           ~ existing_relation ~ " (added: " ~ (added | join(', ') or 'none') ~ "; removed: " ~ (removed | join(', ') or 'none')
           ~ "; type changed: " ~ (changes['new_target_types'] | map(attribute='column_name') | join(', ') or 'none')
           ~ "), and on_schema_change is 'fail'. Nothing was written and the stream did not move. "
@@ -187,7 +187,7 @@
     {%- endif -%}
     {%- if on_schema_change == 'ignore' and removed -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream.stream_subject(stream.stream) ~ ": the schema change " ~ schema_change ~ " leaves the target "
+          dbt_tablestream._stream_subject(stream.stream) ~ ": the schema change " ~ schema_change ~ " leaves the target "
           ~ existing_relation ~ " with columns the model's output no longer has (" ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
           ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did not move. "
           ~ "Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or 'sync_all_columns', "
@@ -200,7 +200,7 @@
 
 {#-- The schema change the first of a group's inputs whose window starts at one starts at, with its
      source, or none. --#}
-{% macro stream_schema_change(stream) %}
+{% macro _stream_schema_change(stream) %}
   {%- for input in stream.inputs if input.schema_change -%}
     {{ return(input.schema_change ~ " of " ~ input.source) }}
   {%- endfor -%}

@@ -3,9 +3,9 @@
      the model compiled; the target write is one Delta commit carrying the stream's marker; only
      then is the offsets log appended. An empty window writes nothing to the target and still moves the offset. --#}
 {% materialization table_stream, default %}
-  {%- set settings = dbt_tablestream.stream_settings() -%}
-  {%- set stream = dbt_tablestream.stream_of_compiled_code(compiled_code) -%}
-  {%- do dbt_tablestream.check_stream_model_features(stream) -%}
+  {%- set settings = dbt_tablestream._stream_settings() -%}
+  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
+  {%- do dbt_tablestream._check_stream_model_features(stream) -%}
   {%- set keys = settings.unique_key -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -16,7 +16,7 @@
     {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code) -%}
   {%- endif -%}
   {%- if keys and settings.net_changes and stream.view is not none -%}
-    {%- set columns = dbt_tablestream.stream_output_columns(stream, compiled_code, keys) -%}
+    {%- set columns = dbt_tablestream._stream_output_columns(stream, compiled_code, keys) -%}
     {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys).rows_read -%}
     {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
   {%- endif -%}
@@ -32,27 +32,27 @@
   {%- if rebuild -%}
     {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dict(dbt_tablestream.stream_compaction_properties(), **dbt_tablestream.stream_kept_table_properties(existing_relation))), 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
-    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream.stream_window_text(stream), 'NO-OP', 0) -%}
+    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
     {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
          of the output otherwise: the rows are appended straight from their select. --#}
-    {%- set compared = on_schema_change != 'ignore' or dbt_tablestream.stream_schema_change(stream) -%}
+    {%- set compared = on_schema_change != 'ignore' or dbt_tablestream._stream_schema_change(stream) -%}
     {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') if compared else none -%}
     {%- if compared -%}
       {%- call statement('create_tmp_relation') -%}
         {{ create_temporary_view(tmp_relation, rows_sql) }}
       {%- endcall -%}
-      {%- do dbt_tablestream.apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
+      {%- do dbt_tablestream._apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
     {%- endif -%}
     {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
     {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from '
         ~ (tmp_relation if compared else '(' ~ rows_sql ~ ') as __tablestream_rows') -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream.stream_compaction_due(stream.inputs)}) -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream._stream_compaction_due(stream.inputs)}) -%}
     {%- if compared -%}{%- do adapter.drop_relation(tmp_relation) -%}{%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream.finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
+  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
 
   {{ run_hooks(post_hooks) }}
 

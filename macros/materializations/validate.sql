@@ -1,6 +1,6 @@
-{#-- A stream model's settings: one pure validation (stream_settings_of) that checks each config
-     by its kind (stream_config_spec, settings_kinds.sql), then the rules that relate configs, and
-     fills every default; and the one macro that reads them from the model (stream_settings).
+{#-- A stream model's settings: one pure validation (_stream_settings_of) that checks each config
+     by its kind (_stream_config_spec, settings_kinds.sql), then the rules that relate configs, and
+     fills every default; and the one macro that reads them from the model (_stream_settings).
      Everything else reads the settings it returns. It runs before any SQL, and every error says
      what is accepted. --#}
 
@@ -12,9 +12,9 @@
      config of the spec with its default filled and its value normalised (`unique_key` and the
      column lists as lists, `max_rows_per_file` none for 0), and for stream_merge `events`,
      `history` and `strategy` (net, events or history: the MERGE the materialization runs). --#}
-{% macro stream_settings_of(raw, subject, materialized) %}
+{% macro _stream_settings_of(raw, subject, materialized) %}
   {%- set checked = {'materialized': materialized, 'configured': []} -%}
-  {%- for name, listed in dbt_tablestream.stream_config_spec().items()
+  {%- for name, listed in dbt_tablestream._stream_config_spec().items()
         if 'materialized' not in listed or materialized in listed.materialized -%}
     {%- set entry = listed.pyspark if materialized == 'pyspark' and 'pyspark' in listed else listed -%}
     {%- set value = raw.get(name) -%}
@@ -34,16 +34,16 @@
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes nets changes, and a table_stream without unique_key (or with net_changes: false) logs every change. Set unique_key, or remove spark_net_changes.") }}
   {%- endif -%}
   {%- if materialized == 'stream_merge' -%}
-    {{ return(dict(settings, **dbt_tablestream.stream_merge_settings_of(settings, subject))) }}
+    {{ return(dict(settings, **dbt_tablestream._stream_merge_settings_of(settings, subject))) }}
   {%- endif -%}
   {{ return(settings) }}
 {% endmacro %}
 
 
-{#-- The stream_merge part of stream_settings_of: the key, the update columns, and the event
-     (validate_stream_events_config) and history (validate_stream_history_config) configs, from
+{#-- The stream_merge part of _stream_settings_of: the key, the update columns, and the event
+     (_validate_stream_events_config) and history (_validate_stream_history_config) configs, from
      which the strategy is chosen once. --#}
-{% macro stream_merge_settings_of(settings, subject) %}
+{% macro _stream_merge_settings_of(settings, subject) %}
   {%- set keys = settings.unique_key -%}
   {%- if not keys -%}
     {{ exceptions.raise_compiler_error(subject ~ " is a stream_merge model and needs unique_key: the column (or list of columns) that identifies a target row.") }}
@@ -58,32 +58,32 @@
   {%- if excluded_keys -%}
     {{ exceptions.raise_compiler_error(subject ~ ": target_exclude_columns lists the unique_key column(s) " ~ excluded_keys | join(', ') ~ "; a target row is found by its key, so the key stays in the target.") }}
   {%- endif -%}
-  {%- set events = dbt_tablestream.validate_stream_events_config(settings, subject) -%}
-  {%- set history = dbt_tablestream.validate_stream_history_config(settings, subject, events) -%}
+  {%- set events = dbt_tablestream._validate_stream_events_config(settings, subject) -%}
+  {%- set history = dbt_tablestream._validate_stream_history_config(settings, subject, events) -%}
   {{ return({'max_rows_per_file': settings.max_rows_per_file or none, 'events': events, 'history': history, 'sequence': events.sequence if events else [],
              'strategy': 'history' if history is not none else 'events' if events is not none else 'net'}) }}
 {% endmacro %}
 
 
-{#-- The settings of the stream model being compiled or run, validated by stream_settings_of,
+{#-- The settings of the stream model being compiled or run, validated by _stream_settings_of,
      after the checks that need the connection (the engine, and dbt-spark's shared session), with
-     the run's commit protocol (`protocol`: stream_commit_protocol's {name, reason}). --#}
-{% macro stream_settings() %}
+     the run's commit protocol (`protocol`: _stream_commit_protocol's {name, reason}). --#}
+{% macro _stream_settings() %}
   {%- set model_name = model.name if model is defined else this.identifier -%}
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
-  {%- do dbt_tablestream.validate_stream_session(model_name) -%}
-  {%- set settings = dbt_tablestream.stream_settings_of(dbt_tablestream.stream_configs('Model ' ~ model_name), 'Model ' ~ model_name, config.get('materialized', none)) -%}
-  {{ return(dict(settings, protocol=dbt_tablestream.stream_commit_protocol())) }}
+  {%- do dbt_tablestream._validate_stream_session(model_name) -%}
+  {%- set settings = dbt_tablestream._stream_settings_of(dbt_tablestream._stream_configs('Model ' ~ model_name), 'Model ' ~ model_name, config.get('materialized', none)) -%}
+  {{ return(dict(settings, protocol=dbt_tablestream._stream_commit_protocol())) }}
 {% endmacro %}
 
 
 {#-- The current model's stream configs as it sets them (none when unset), each read by
-     stream_model_config (under meta, at the top level, and for stream_read the project var
+     _stream_model_config (under meta, at the top level, and for stream_read the project var
      tablestream_stream_read when the model sets none). --#}
-{% macro stream_configs(subject) %}
+{% macro _stream_configs(subject) %}
   {%- set raw = {} -%}
-  {%- for name, entry in dbt_tablestream.stream_config_spec().items() -%}
-    {%- do raw.update({name: dbt_tablestream.stream_model_config(name, subject, project_var=entry.project_var)}) -%}
+  {%- for name, entry in dbt_tablestream._stream_config_spec().items() -%}
+    {%- do raw.update({name: dbt_tablestream._stream_model_config(name, subject, project_var=entry.project_var)}) -%}
   {%- endfor -%}
   {{ return(raw) }}
 {% endmacro %}
@@ -92,7 +92,7 @@
 {#-- A stream's commit is marked with Delta's session-wide settings (write.txnAppId, txnVersion,
      commitInfo.userMetadata). dbt-spark's session method gives every dbt thread the same
      SparkSession, so with more than one thread one model's marker could land on another's write. --#}
-{% macro validate_stream_session(model_name) %}
+{% macro _validate_stream_session(model_name) %}
   {%- set method = adapter.config.credentials.method | string if adapter.type() == 'spark' else none -%}
   {%- if method in ['session', 'SparkConnectionMethod.SESSION'] and (target.threads | int) > 1 -%}
     {{ exceptions.raise_compiler_error(
@@ -106,7 +106,7 @@
 {#-- The configs of an SCD type 2 target (`scd_type: 2`; docs/architecture.md, "History"):
      `track_history_columns` or `track_history_except_columns`, and `hard_deletes`. Returns none
      for scd_type 1, otherwise {hard_deletes, track, track_except}. --#}
-{% macro validate_stream_history_config(settings, subject, events) %}
+{% macro _validate_stream_history_config(settings, subject, events) %}
   {%- set track = settings.track_history_columns -%}
   {%- set track_except = settings.track_history_except_columns -%}
   {%- if settings.scd_type == 1 -%}
@@ -122,7 +122,7 @@
   {%- endif -%}
   {%- if settings.delete_mode != 'hard' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": delete_mode '" ~ settings.delete_mode ~ "' shapes an SCD type 1 target; with scd_type: 2 a delete closes the key's version. "
-        ~ "Use hard_deletes (" ~ dbt_tablestream.stream_config_accepted(dbt_tablestream.stream_config_spec().hard_deletes) ~ ") instead.") }}
+        ~ "Use hard_deletes (" ~ dbt_tablestream._stream_config_accepted(dbt_tablestream._stream_config_spec().hard_deletes) ~ ") instead.") }}
   {%- endif -%}
   {%- if settings.merge_update_columns is not none or settings.merge_exclude_columns is not none -%}
     {{ exceptions.raise_compiler_error(subject ~ ": merge_update_columns and merge_exclude_columns shape an SCD type 1 update; with scd_type: 2 "
@@ -143,18 +143,18 @@
 {#-- The columns whose change opens a new version of an SCD type 2 target: track_history_columns,
      or the data columns less track_history_except_columns, never the key or the sequence (a new
      sequence is a new event, not a new version). Refuses a listed column the output lacks. --#}
-{% macro history_tracked_columns(stream, history, data_columns, keys, sequence) %}
+{% macro _history_tracked_columns(stream, history, data_columns, keys, sequence) %}
   {%- set listed = history['track'] if history['track'] is not none else history['track_except'] or [] -%}
   {%- set config_name = 'track_history_columns' if history['track'] is not none else 'track_history_except_columns' -%}
   {%- for column in listed if column not in data_columns -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the target of model "
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the target of model "
         ~ model.name ~ " (" ~ data_columns | join(', ') ~ "). Fix the config or select the column. Nothing was written.") }}
   {%- endfor -%}
-  {%- set reserved = data_columns | select('in', dbt_tablestream.history_columns({'hard_deletes': 'new_record'})) | list -%}
+  {%- set reserved = data_columns | select('in', dbt_tablestream._history_columns({'hard_deletes': 'new_record'})) | list -%}
   {%- if reserved -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream.stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " has " ~ reserved | join(', ')
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " has " ~ reserved | join(', ')
         ~ ", which an SCD type 2 target adds itself. Rename or drop them in the model, or list them in target_exclude_columns. Nothing was written.") }}
   {%- endif -%}
   {%- set tracked = history['track'] if history['track'] is not none else data_columns | reject('in', listed) | list -%}
@@ -165,7 +165,7 @@
 {#-- The configs of a CDC event source (docs/architecture.md, "Event sources"): `sequence_by`,
      `apply_as_deletes`, `ignore_null_updates`, `tombstone_retention`. Returns none without
      `sequence_by`, otherwise {sequence, deletes, ignore_null, tombstone_retention}. --#}
-{% macro validate_stream_events_config(settings, subject) %}
+{% macro _validate_stream_events_config(settings, subject) %}
   {%- set keys = settings.unique_key -%}
   {%- set sequence_by = settings.sequence_by -%}
   {%- set deletes = settings.apply_as_deletes -%}

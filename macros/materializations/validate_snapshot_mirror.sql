@@ -2,21 +2,21 @@
 
 
 {#-- `unique_key` (required, a column or a list) and `delete_mode` (hard, soft or ignore, as a
-     stream_merge's: stream_config_spec). --#}
-{% macro snapshot_mirror_settings() %}
+     stream_merge's: _stream_config_spec). --#}
+{% macro _snapshot_mirror_settings() %}
   {%- do dbt_tablestream.stream_engine_check('the snapshot_mirror model ' ~ model.name) -%}
   {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
-  {%- set unique_key = dbt_tablestream.stream_model_config('unique_key', subject) -%}
+  {%- set unique_key = dbt_tablestream._stream_model_config('unique_key', subject) -%}
   {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
   {%- if not keys or keys is not sequence or keys | reject('string') | list -%}
     {{ exceptions.raise_compiler_error(subject ~ " needs unique_key: the column, or list of columns, that identifies a row of the snapshot, "
         ~ "for example config(materialized='snapshot_mirror', unique_key='order_id'). Nothing was written.") }}
   {%- endif -%}
-  {%- set spec = dbt_tablestream.stream_config_spec().delete_mode -%}
-  {%- set delete_mode = dbt_tablestream.stream_model_config('delete_mode', subject, spec.default) -%}
+  {%- set spec = dbt_tablestream._stream_config_spec().delete_mode -%}
+  {%- set delete_mode = dbt_tablestream._stream_model_config('delete_mode', subject, spec.default) -%}
   {%- if delete_mode not in spec.accepted -%}
     {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot no longer "
-        ~ "returns does to the mirror's row). Accepted values: " ~ dbt_tablestream.stream_config_accepted(spec) ~ ".") }}
+        ~ "returns does to the mirror's row). Accepted values: " ~ dbt_tablestream._stream_config_accepted(spec) ~ ".") }}
   {%- endif -%}
   {{ return({'key_columns': keys | list, 'delete_mode': delete_mode}) }}
 {% endmacro %}
@@ -25,7 +25,7 @@
 {#-- Refuses a snapshot whose rows the MERGE could not match one for one: a key column it lacks,
      and the columns the mirror adds under delete_mode soft. Its keys are checked by
      check_snapshot_mirror_keys. --#}
-{% macro check_snapshot_mirror(settings, columns) %}
+{% macro _check_snapshot_mirror(settings, columns) %}
   {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
   {%- set lowered = columns | map('lower') | list -%}
   {%- set missing = settings.key_columns | map('lower') | reject('in', lowered) | list -%}

@@ -54,7 +54,7 @@
      conflicts with none); and a run's read of its position opens only its stream's files. --#}
 {% macro spark__offsets_log_create_sql(relation, select_sql, properties={}) %}
   {%- set pairs = [] -%}
-  {%- for key, value in properties.items() -%}{%- do pairs.append(dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value)) -%}{%- endfor -%}
+  {%- for key, value in properties.items() -%}{%- do pairs.append(dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value)) -%}{%- endfor -%}
   {{ return('create table if not exists ' ~ relation ~ ' using delta partitioned by (stream_name)' ~ (' tblproperties (' ~ pairs | join(', ') ~ ')' if pairs else '')
             ~ ' as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
 {% endmacro %}
@@ -71,12 +71,12 @@
      streams' partitions at commit: of two runs logging one window at once, the later fails
      (DELTA_CONCURRENT_APPEND) instead of logging it again. --#}
 {% macro spark__offsets_log_append_sql(relation, select_sql, columns=none, unlogged_only=[]) %}
-  {%- set columns = columns or dbt_tablestream.offsets_columns() -%}
+  {%- set columns = columns or dbt_tablestream._offsets_columns() -%}
   {%- if not unlogged_only -%}
     {{ return('insert into ' ~ relation ~ ' (' ~ columns | join(', ') ~ ')\n' ~ select_sql) }}
   {%- endif -%}
   {%- set streams = [] -%}
-  {%- for name in unlogged_only | unique -%}{%- do streams.append(dbt_tablestream.sql_string(name)) -%}{%- endfor -%}
+  {%- for name in unlogged_only | unique -%}{%- do streams.append(dbt_tablestream._sql_string(name)) -%}{%- endfor -%}
   {%- set merge_sql -%}
 merge into {{ relation }} as __tablestream_log
 using (

@@ -16,7 +16,7 @@
     {%- do schemas.append(node.schema) -%}
   {%- endfor -%}
   {%- for schema in schemas -%}
-    {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
+    {%- set relation = dbt_tablestream._offsets_relation(schema) -%}
     {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
       {%- do dbt_tablestream.create_offsets_log(relation) -%}
     {%- endif -%}

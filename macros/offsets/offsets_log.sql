@@ -2,7 +2,7 @@
      plus a row per reset ('reset') or drop ('dropped') of a stream. A stream's position is its
      latest row (highest epoch, then highest to_version). --#}
 
-{% macro offsets_relation(schema=none) %}
+{% macro _offsets_relation(schema=none) %}
   {%- set schema = schema or (this.schema if this is defined and this is not none else target.schema) -%}
   {%- set database = this.database if this is defined and this is not none else none -%}
   {{ return(api.Relation.create(database=database, schema=schema, identifier='tablestream_offsets', type='table')) }}
@@ -15,7 +15,7 @@
 
 
 {% macro spark__read_stream_offset(stream_name) %}
-  {%- set relation = dbt_tablestream.offsets_relation() -%}
+  {%- set relation = dbt_tablestream._offsets_relation() -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return(none) }}
   {%- endif -%}
@@ -36,11 +36,11 @@
 {#-- The order of a stream's offsets rows, oldest first: by epoch, then by the version reached (a
      reset back to start_at reaches none, which comes first), then by when the row was written. The
      last row is the stream's position. `newest_first` reverses it. The Python reader of the log
-     (dbt_tablestream/_offsets.py) orders by offsets_position_columns, so the order is written
+     (dbt_tablestream/_offsets.py) orders by _offsets_position_columns, so the order is written
      here once. --#}
 {% macro spark__offsets_position_order_sql(newest_first=false) %}
   {%- set ordered = [] -%}
-  {%- for column in dbt_tablestream.offsets_position_columns() -%}
+  {%- for column in dbt_tablestream._offsets_position_columns() -%}
     {%- do ordered.append(column ~ (' desc nulls last' if newest_first else ' nulls first')) -%}
   {%- endfor -%}
   {{ return(ordered | join(', ')) }}
@@ -48,7 +48,7 @@
 
 
 {#-- The columns that order a stream's offsets rows (offsets_position_order_sql), a NULL first. --#}
-{% macro offsets_position_columns() %}
+{% macro _offsets_position_columns() %}
   {{ return(['epoch', 'to_version', 'committed_at']) }}
 {% endmacro %}
 
@@ -58,7 +58,7 @@
 {% endmacro %}
 
 
-{#-- The stream's latest row, and how many rows it has (`runs`: stream_compaction_due). --#}
+{#-- The stream's latest row, and how many rows it has (`runs`: _stream_compaction_due). --#}
 {% macro spark__read_stream_offset_sql(relation, stream_name) %}
   {%- set query -%}
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
@@ -119,27 +119,27 @@ order by stream_name
 {% macro spark__offsets_values_sql(values) %}
   {%- set row_sql %}
   select
-    {{ dbt_tablestream.sql_string(values.stream_name) }} as stream_name,
+    {{ dbt_tablestream._sql_string(values.stream_name) }} as stream_name,
     cast({{ values.epoch }} as bigint) as epoch,
-    {{ dbt_tablestream.sql_string(values.stream_id) }} as stream_id,
-    {{ dbt_tablestream.sql_string(values.source) }} as source,
-    {{ dbt_tablestream.sql_string(values.source_table_id) }} as source_table_id,
-    {{ dbt_tablestream.sql_string(values.mode) }} as mode,
+    {{ dbt_tablestream._sql_string(values.stream_id) }} as stream_id,
+    {{ dbt_tablestream._sql_string(values.source) }} as source,
+    {{ dbt_tablestream._sql_string(values.source_table_id) }} as source_table_id,
+    {{ dbt_tablestream._sql_string(values.mode) }} as mode,
     cast({{ values.from_version if values.from_version is not none else 'null' }} as bigint) as from_version,
     cast({{ values.to_version if values.to_version is not none else 'null' }} as bigint) as to_version,
-    {{ dbt_tablestream.sql_string(values.target) }} as target,
+    {{ dbt_tablestream._sql_string(values.target) }} as target,
     cast({{ values.rows_written if values.rows_written is not none else 'null' }} as bigint) as rows_written,
     '{{ invocation_id }}' as invocation_id,
     current_timestamp() as committed_at
     {%- if values.get('note') is not none or values.get('note_column') %},
-    {{ dbt_tablestream.sql_string(values.note) }} as note
+    {{ dbt_tablestream._sql_string(values.note) }} as note
     {%- endif %}
   {% endset %}
   {{ return(row_sql) }}
 {% endmacro %}
 
 
-{% macro sql_string(value) %}
+{% macro _sql_string(value) %}
   {{ return("'" ~ (value | string | replace("\\", "\\\\") | replace("'", "\\'")) ~ "'" if value is not none else 'cast(null as string)') }}
 {% endmacro %}
 
@@ -147,7 +147,7 @@ order by stream_name
 {#-- The offsets log's columns. `note` (why a run recovered from a stale source) is added to a log
      the first time a row carries one; every row names its columns, so a row without a note fits
      a log with or without the column. --#}
-{% macro offsets_columns(with_note=false) %}
+{% macro _offsets_columns(with_note=false) %}
   {{ return(['stream_name', 'epoch', 'stream_id', 'source', 'source_table_id', 'mode', 'from_version', 'to_version',
              'target', 'rows_written', 'invocation_id', 'committed_at'] + (['note'] if with_note else [])) }}
 {% endmacro %}
@@ -163,12 +163,12 @@ order by stream_name
      concurrent run may have applied and logged the same window meanwhile, so only an unlogged
      window is appended. Returns how many rows were appended (none where Spark does not say). --#}
 {% macro spark__append_stream_offset(stream, rows_written) %}
-  {%- set relation = dbt_tablestream.offsets_relation() -%}
+  {%- set relation = dbt_tablestream._offsets_relation() -%}
   {%- set with_note = stream.inputs | map(attribute='note') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
   {%- for input in stream.inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
   {%- set unlogged_only = dbt_tablestream._protocol_step('unlogged_only')(stream) -%}
-  {%- set appended = dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream.offsets_columns(with_note), dbt_tablestream.stream_compaction_due(stream.inputs), unlogged_only) -%}
+  {%- set appended = dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream._offsets_columns(with_note), dbt_tablestream._stream_compaction_due(stream.inputs), unlogged_only) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
   {{ return(appended) }}

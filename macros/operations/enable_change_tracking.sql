@@ -14,8 +14,8 @@
     {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "
         ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changelog).") }}
   {%- endif -%}
-  {%- set target = dbt_tablestream.parse_relation(relation) -%}
-  {%- set property = dbt_tablestream.stream_tracking_property('changelog' if mode == 'changelog' else 'table_changes') -%}
+  {%- set target = dbt_tablestream._parse_relation(relation) -%}
+  {%- set property = dbt_tablestream._stream_tracking_property('changelog' if mode == 'changelog' else 'table_changes') -%}
   {%- set what = 'Row tracking' if mode == 'changelog' else 'Change data feed' -%}
   {%- set properties = {} -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(target)).rows -%}
@@ -34,7 +34,7 @@
 
 
 {#-- `schema.table` or `catalog.schema.table` (a string), or a Relation, to a Relation. --#}
-{% macro parse_relation(relation) %}
+{% macro _parse_relation(relation) %}
   {%- if relation is string -%}
     {%- set parts = relation.split('.') -%}
     {%- if parts | length == 3 -%}

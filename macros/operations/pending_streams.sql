@@ -7,22 +7,22 @@
   {%- if format not in ['lines', 'json'] -%}
     {{ exceptions.raise_compiler_error("pending_streams: format must be one of lines, json; got '" ~ format ~ "'.") }}
   {%- endif -%}
-  {%- set models = dbt_tablestream.stream_models_by_target() -%}
-  {%- set schemas = dbt_tablestream.stream_offsets_schemas(schema) -%}
+  {%- set models = dbt_tablestream._stream_models_by_target() -%}
+  {%- set schemas = dbt_tablestream._stream_offsets_schemas(schema) -%}
   {%- set pending = [] -%}
   {%- set seen = [] -%}
   {%- for each_schema in schemas -%}
     {%- for position in dbt_tablestream.stream_positions(each_schema) -%}
       {%- do seen.append(position.target | lower) -%}
-      {%- set reason = dbt_tablestream.stream_pending_reason(position, dbt_tablestream.pending_source_state(position)) -%}
+      {%- set reason = dbt_tablestream._stream_pending_reason(position, dbt_tablestream.pending_source_state(position)) -%}
       {%- if reason is not none -%}
         {%- set model = models.get(position.target | lower) -%}
-        {%- do pending.append(dbt_tablestream.pending_entry(position, model.name if model else position.target.split('.') | last, reason)) -%}
+        {%- do pending.append(dbt_tablestream._pending_entry(position, model.name if model else position.target.split('.') | last, reason)) -%}
       {%- endif -%}
     {%- endfor -%}
   {%- endfor -%}
   {%- for key, model in models.items() if key not in seen and (not schema or model.schema == schema) -%}
-    {%- do pending.append(dbt_tablestream.pending_entry(none, model.name)) -%}
+    {%- do pending.append(dbt_tablestream._pending_entry(none, model.name)) -%}
   {%- endfor -%}
   {%- if format == 'json' -%}
     {{ print(tojson(pending)) }}
@@ -36,7 +36,7 @@
 
 
 {#-- The project's stream models by their target (`schema.identifier`, lower case). --#}
-{% macro stream_models_by_target() %}
+{% macro _stream_models_by_target() %}
   {%- set models = {} -%}
   {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge'] -%}
@@ -48,7 +48,7 @@
 
 {#-- What `pending_streams` and `tablestream pending --json` report for one pending stream model;
      with no position (and no reason), a stream model that never ran. --#}
-{% macro pending_entry(position, model_name, reason=none) %}
+{% macro _pending_entry(position, model_name, reason=none) %}
   {%- if position is none -%}
     {{ return({'model': model_name, 'selector': model_name ~ '+', 'stream': none, 'source': none, 'offset_version': none,
                'source_version': none, 'reason': 'never run: its first run starts the stream'}) }}
@@ -63,7 +63,7 @@
      `commits`, the versions after the offset with their operation (all of them, or the log's
      oldest retained onward). A stream whose next run would refuse (source gone, recreated, history
      cleaned) is pending too: its run says what is wrong and what to do. --#}
-{% macro stream_pending_reason(position, source) %}
+{% macro _stream_pending_reason(position, source) %}
   {%- set offset = position.to_version -%}
   {%- if not source.exists -%}
     {{ return({'source_version': none, 'reason': 'the source ' ~ position.source ~ ' does not exist: the run refuses and says what to do'}) }}
@@ -80,7 +80,7 @@
   {%- set data_commits = [] -%}
   {%- for commit in source.commits if (commit.version | int) > offset and (commit.version | int) <= latest -%}
     {%- do versions.append(commit.version | int) -%}
-    {%- if (commit.operation | upper) in dbt_tablestream.delta_data_operations() -%}{%- do data_commits.append(commit.version | int) -%}{%- endif -%}
+    {%- if (commit.operation | upper) in dbt_tablestream._delta_data_operations() -%}{%- do data_commits.append(commit.version | int) -%}{%- endif -%}
   {%- endfor -%}
   {%- if not versions or (versions | min) > offset + 1 -%}
     {{ return({'source_version': latest, 'reason': 'the log before version ' ~ ((versions | min) if versions else latest) ~ ' is gone: the run checks the window'}) }}
@@ -91,7 +91,7 @@
 {% endmacro %}
 
 
-{#-- The source's log as stream_pending_reason reads it: exists, table_id, version, commits. --#}
+{#-- The source's log as _stream_pending_reason reads it: exists, table_id, version, commits. --#}
 {% macro pending_source_state(position) %}
   {{ return(adapter.dispatch('pending_source_state', 'dbt_tablestream')(position)) }}
 {% endmacro %}
@@ -100,7 +100,7 @@
 {#-- A DESCRIBE HISTORY of the latest commit, a DESCRIBE DETAIL for the table id, and the history
      since the offset when the source moved past it. --#}
 {% macro spark__pending_source_state(position) %}
-  {%- set relation = dbt_tablestream.parse_relation(position.source) -%}
+  {%- set relation = dbt_tablestream._parse_relation(position.source) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return({'exists': false}) }}
   {%- endif -%}

@@ -11,7 +11,7 @@
   {%- if to_version is not none and to_timestamp is not none -%}
     {{ exceptions.raise_compiler_error("reset_stream " ~ stream_name ~ ": give to_version or to_timestamp, not both.") }}
   {%- endif -%}
-  {%- set positions = dbt_tablestream.find_stream_positions(stream_name, schema) -%}
+  {%- set positions = dbt_tablestream._find_stream_positions(stream_name, schema) -%}
   {%- if positions | length > 1 and (to_version is not none or to_timestamp is not none) -%}
     {{ exceptions.raise_compiler_error(
         "reset_stream " ~ stream_name ~ ": the model reads several streams (" ~ positions | map(attribute='stream_name') | join(', ')
@@ -20,7 +20,7 @@
   {%- endif -%}
   {%- set moves = [] -%}
   {%- for position in positions -%}
-    {%- set relation = dbt_tablestream.parse_relation(position.source) -%}
+    {%- set relation = dbt_tablestream._parse_relation(position.source) -%}
     {%- set state = dbt_tablestream.stream_source_state(relation, position.stream_name, to_timestamp, false) -%}
     {%- set version = to_version -%}
     {%- if to_timestamp is not none -%}{%- set version = state.version_at_timestamp -%}{%- endif -%}
@@ -35,12 +35,12 @@
   {%- for move in moves -%}
     {%- set position, version = move.position, move.version -%}
     {%- set epoch = (position.epoch | int) + 1 if dry_run
-        else dbt_tablestream.open_stream_epoch(position, 'reset', version, move.table_id, position.offsets_schema) -%}
+        else dbt_tablestream._open_stream_epoch(position, 'reset', version, move.table_id, position.offsets_schema) -%}
     {%- set verb = "would be reset (dry run: nothing written)" if dry_run else "reset" -%}
     {%- if version is none -%}
-      {%- set message = dbt_tablestream.stream_subject(position.stream_name) ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at." -%}
+      {%- set message = dbt_tablestream._stream_subject(position.stream_name) ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run rebuilds " ~ position.target ~ " from its start_at." -%}
     {%- else -%}
-      {%- set message = dbt_tablestream.stream_subject(position.stream_name) ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
+      {%- set message = dbt_tablestream._stream_subject(position.stream_name) ~ " " ~ verb ~ " (epoch " ~ epoch ~ "): its next run applies the changes of " ~ position.source
                ~ " after version " ~ version ~ " (it was at " ~ position.to_version ~ ")." -%}
     {%- endif -%}
     {%- do results.append({'stream_name': position.stream_name, 'source': position.source, 'target': position.target, 'epoch': epoch,
@@ -53,12 +53,12 @@
 
 
 {#-- Appends a reset or drop row to the offsets log, opening the stream's next epoch; returns it. --#}
-{% macro open_stream_epoch(position, mode, to_version, source_table_id, schema) %}
+{% macro _open_stream_epoch(position, mode, to_version, source_table_id, schema) %}
   {%- set epoch = (position.epoch | int) + 1 -%}
   {%- set row_sql = dbt_tablestream.offsets_values_sql({
-      'stream_name': position.stream_name, 'epoch': epoch, 'stream_id': dbt_tablestream.stream_app_id([position.stream_name], [epoch]),
+      'stream_name': position.stream_name, 'epoch': epoch, 'stream_id': dbt_tablestream._stream_app_id([position.stream_name], [epoch]),
       'source': position.source, 'source_table_id': source_table_id, 'mode': mode,
       'from_version': position.to_version, 'to_version': to_version, 'target': position.target, 'rows_written': none}) -%}
-  {%- do dbt_tablestream.append_offsets_row(dbt_tablestream.offsets_relation(schema), row_sql, dbt_tablestream.offsets_columns()) -%}
+  {%- do dbt_tablestream.append_offsets_row(dbt_tablestream._offsets_relation(schema), row_sql, dbt_tablestream._offsets_columns()) -%}
   {{ return(epoch) }}
 {% endmacro %}

@@ -7,7 +7,7 @@
      latest run) and its health against the source (stream_health's keys; `stale` none when not
      checked), with the lag in versions and in seconds. The keys are the offsets log's columns and
      stream_health's, in this order. --#}
-{% macro stream_status_document(position, health) %}
+{% macro _stream_status_document(position, health) %}
   {%- set offset = position.to_version -%}
   {%- set lag = (health.source_version - offset) if (offset is not none and health.source_version is not none) else none -%}
   {%- set lag_seconds = none -%}
@@ -31,7 +31,7 @@
 
 
 {#-- One offsets-log row as `history` reports it. --#}
-{% macro stream_history_entry(row) %}
+{% macro _stream_history_entry(row) %}
   {{ return({'stream_name': row.stream_name, 'epoch': row.epoch, 'mode': row.mode, 'from_version': row.from_version,
              'to_version': row.to_version, 'rows_written': row.rows_written, 'committed_at': row.committed_at,
              'invocation_id': row.invocation_id}) }}
@@ -39,14 +39,14 @@
 
 
 {#-- The problem of a reset stream (no offset in its new epoch). --#}
-{% macro stream_reset_problem() %}
+{% macro _stream_reset_problem() %}
   {{ return('reset: its next run starts again from start_at (a new epoch).') }}
 {% endmacro %}
 
 
 {#-- The refusal of a name that is neither a stream nor a stream model in `logs` (offsets-log
      relations), listing the `streams` there. `tablestream` exits 1 ("no such stream") on it. --#}
-{% macro no_such_stream_message(name, logs, streams) %}
+{% macro _no_such_stream_message(name, logs, streams) %}
   {{ return("No stream or stream model " ~ name ~ " in " ~ logs | join(', ') ~ ". Streams there: "
             ~ (streams | join(', ') or 'none') ~ ". Name a stream or its model; pass schema: <the stream target's schema> if it lives elsewhere.") }}
 {% endmacro %}

@@ -3,7 +3,7 @@
 
 {#-- Where a stream stands against its source, from its latest offsets-log row: offset_time,
      source_version, source_time, stale (its next run would be refused), refusal (why: a
-     window_refusal's kind, or `missing` for a source that does not exist), problem (with the
+     _window_refusal's kind, or `missing` for a source that does not exist), problem (with the
      remedy), at_risk_from (when its oldest unconsumed change may be lost to log cleanup or
      VACUUM) and at_risk_in_seconds (how long from now, on the session's clock). Reads no change
      rows. `lag_only`: just what the lag needs (source_version, source_time, offset_time), for
@@ -16,7 +16,7 @@
 
 {#-- A stream's position against its source (see stream_health). --#}
 {% macro spark__stream_health(row, lag_only=false) %}
-  {%- set relation = dbt_tablestream.parse_relation(row['source']) -%}
+  {%- set relation = dbt_tablestream._parse_relation(row['source']) -%}
   {%- set health = {'offset_time': none, 'source_version': none, 'source_time': none, 'stale': false,
                     'refusal': none, 'problem': none, 'at_risk_from': none, 'at_risk_in_seconds': none} -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
@@ -28,7 +28,7 @@
   {%- do health.update({'source_version': latest_version, 'source_time': latest['timestamp'] | string}) -%}
   {%- set offset = row['to_version'] -%}
   {%- if offset is none -%}
-    {%- do health.update({'problem': dbt_tablestream.stream_reset_problem()}) -%}
+    {%- do health.update({'problem': dbt_tablestream._stream_reset_problem()}) -%}
     {{ return(health) }}
   {%- endif -%}
   {%- if lag_only -%}
@@ -49,20 +49,20 @@
        no change feed can only be read through Delta's changelog, so its window is checked as such. --#}
   {%- set tracks = {} -%}
   {%- for read in ['table_changes', 'changelog'] -%}
-    {%- do tracks.update({read: (properties.get(dbt_tablestream.stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
+    {%- do tracks.update({read: (properties.get(dbt_tablestream._stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream.stream_settings_of({'stream_read': 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none},
-                                                        dbt_tablestream.stream_subject(row['stream_name']), none) -%}
-  {%- set stream = dbt_tablestream.stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
+  {%- set settings = dbt_tablestream._stream_settings_of({'stream_read': 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none},
+                                                        dbt_tablestream._stream_subject(row['stream_name']), none) -%}
+  {%- set stream = dbt_tablestream._stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
                                                           'through': latest_version, 'source_table_id': detail['id'],
-                                                          'file_retention': dbt_tablestream.file_retention(properties),
+                                                          'file_retention': dbt_tablestream._file_retention(properties),
                                                           'remedy': "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last)
                                                                     ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`."}) -%}
   {%- set retention = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0] -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}
   {%- set since = dbt_tablestream.history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
-  {%- set problem = dbt_tablestream.window_problem(relation, stream, row['source_table_id'], since, retention['retained_from']) -%}
+  {%- set problem = dbt_tablestream._window_problem(relation, stream, row['source_table_id'], since, retention['retained_from']) -%}
   {%- if problem is not none -%}
     {%- do health.update({'stale': true, 'refusal': problem.kind, 'problem': problem.message}) -%}
   {%- endif -%}

@@ -9,13 +9,13 @@
      `dbt run-operation dbt_tablestream.stream_history --args '{stream_name: ..., format: json}'` --#}
 {% macro spark__stream_history(stream_name, schema=none, limit=50, format='table') %}
   {%- do dbt_tablestream.stream_engine_check('stream_history') -%}
-  {%- set positions = dbt_tablestream.find_stream_positions(stream_name, schema) -%}
+  {%- set positions = dbt_tablestream._find_stream_positions(stream_name, schema) -%}
   {%- set entries = [] -%}
   {%- for position in positions | sort(attribute='stream_name') -%}
     {%- set query -%}
 select stream_name, epoch, mode, from_version, to_version, rows_written, committed_at, invocation_id
-from {{ dbt_tablestream.offsets_relation(position.offsets_schema) }}
-where stream_name = {{ dbt_tablestream.sql_string(position.stream_name) }}
+from {{ dbt_tablestream._offsets_relation(position.offsets_schema) }}
+where stream_name = {{ dbt_tablestream._sql_string(position.stream_name) }}
 order by {{ dbt_tablestream.offsets_position_order_sql(true) }}
 limit {{ limit | int }}
     {%- endset -%}
@@ -25,7 +25,7 @@ limit {{ limit | int }}
       {%- for column in table.column_names -%}
         {%- do values.update({column: row[column] if row[column] is none or row[column] is number else row[column] | string}) -%}
       {%- endfor -%}
-      {%- do entries.append(dbt_tablestream.stream_history_entry(values)) -%}
+      {%- do entries.append(dbt_tablestream._stream_history_entry(values)) -%}
     {%- endfor -%}
   {%- endfor -%}
   {%- if format == 'entries' -%}{{ return(entries) }}{%- endif -%}
@@ -42,6 +42,6 @@ limit {{ limit | int }}
     {%- endfor -%}
     {%- do rows.append(cells) -%}
   {%- endfor -%}
-  {{ print(dbt_tablestream.text_table((['stream'] if several else []) + ['epoch', 'mode', 'from', 'to', 'rows', 'committed at', 'invocation'], rows)) }}
+  {{ print(dbt_tablestream._text_table((['stream'] if several else []) + ['epoch', 'mode', 'from', 'to', 'rows', 'committed at', 'invocation'], rows)) }}
   {{ return(entries) }}
 {% endmacro %}

@@ -8,7 +8,7 @@
 
 {% macro spark__stream_positions(schema=none, include_dropped=false) %}
   {%- do dbt_tablestream.stream_engine_check('stream_positions') -%}
-  {%- set relation = dbt_tablestream.offsets_relation(schema) -%}
+  {%- set relation = dbt_tablestream._offsets_relation(schema) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ return([]) }}
   {%- endif -%}
@@ -26,18 +26,18 @@
 {% endmacro %}
 
 
-{#-- A stream's position with its health and lag, as show_streams prints it (stream_status_document). --#}
-{% macro stream_status(position, lag_only=false) %}
-  {{ return(dbt_tablestream.stream_status_document(position, dbt_tablestream.stream_health(position, lag_only))) }}
+{#-- A stream's position with its health and lag, as show_streams prints it (_stream_status_document). --#}
+{% macro _stream_status(position, lag_only=false) %}
+  {{ return(dbt_tablestream._stream_status_document(position, dbt_tablestream.stream_health(position, lag_only))) }}
 {% endmacro %}
 
 
 {#-- The schemas whose offsets logs hold the project's streams: `schema` when given, else every
      stream model's schema (a custom schema has its own log) and the target's. --#}
-{% macro stream_offsets_schemas(schema=none) %}
+{% macro _stream_offsets_schemas(schema=none) %}
   {%- if schema -%}{{ return([schema]) }}{%- endif -%}
   {%- set schemas = [] -%}
-  {%- for model in dbt_tablestream.stream_models_by_target().values() if model.schema not in schemas -%}
+  {%- for model in dbt_tablestream._stream_models_by_target().values() if model.schema not in schemas -%}
     {%- do schemas.append(model.schema) -%}
   {%- endfor -%}
   {%- if target.schema not in schemas -%}{%- do schemas.append(target.schema) -%}{%- endif -%}
@@ -48,9 +48,9 @@
 {#-- The streams `name` names, with the schema of the log each is in (`offsets_schema`): the
      stream of that name, or else every stream of the model of that name (a model reading several
      sources has one per source). Refuses a name that is neither, listing the streams there. --#}
-{% macro find_stream_positions(name, schema=none) %}
+{% macro _find_stream_positions(name, schema=none) %}
   {%- set every = [] -%}
-  {%- for each_schema in dbt_tablestream.stream_offsets_schemas(schema) -%}
+  {%- for each_schema in dbt_tablestream._stream_offsets_schemas(schema) -%}
     {%- for position in dbt_tablestream.stream_positions(each_schema, include_dropped=true) -%}
       {%- do position.update({'offsets_schema': each_schema}) -%}
       {%- do every.append(position) -%}
@@ -64,18 +64,18 @@
   {%- endif -%}
   {%- if not found -%}
     {%- set logs = [] -%}
-    {%- for each_schema in dbt_tablestream.stream_offsets_schemas(schema) -%}
-      {%- do logs.append(dbt_tablestream.offsets_relation(each_schema) | string) -%}
+    {%- for each_schema in dbt_tablestream._stream_offsets_schemas(schema) -%}
+      {%- do logs.append(dbt_tablestream._offsets_relation(each_schema) | string) -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.no_such_stream_message(name, logs, every | map(attribute='stream_name') | list)) }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream._no_such_stream_message(name, logs, every | map(attribute='stream_name') | list)) }}
   {%- endif -%}
   {{ return(found) }}
 {% endmacro %}
 
 
-{#-- The one stream `name` names (find_stream_positions); refuses a model that reads several. --#}
-{% macro find_stream_position(name, schema=none) %}
-  {%- set found = dbt_tablestream.find_stream_positions(name, schema) -%}
+{#-- The one stream `name` names (_find_stream_positions); refuses a model that reads several. --#}
+{% macro _find_stream_position(name, schema=none) %}
+  {%- set found = dbt_tablestream._find_stream_positions(name, schema) -%}
   {%- if found | length > 1 -%}
     {{ exceptions.raise_compiler_error(
         "Model " ~ name ~ " reads several streams (" ~ found | map(attribute='stream_name') | join(', ') ~ "): name one of them.") }}
@@ -85,7 +85,7 @@
 
 
 {#-- Rows as an aligned text table. --#}
-{% macro text_table(header, rows) %}
+{% macro _text_table(header, rows) %}
   {%- set widths = [] -%}
   {%- for index in range(header | length) -%}
     {%- set width = [header[index] | length] -%}
@@ -107,7 +107,7 @@
 {% endmacro %}
 
 
-{% macro format_duration(seconds) %}
+{% macro _format_duration(seconds) %}
   {%- if seconds is none -%}{{ return('-') }}{%- endif -%}
   {%- set total = seconds | int -%}
   {%- if total >= 86400 -%}{{ return((total // 86400) ~ 'd ' ~ ((total % 86400) // 3600) ~ 'h') }}{%- endif -%}

@@ -21,7 +21,7 @@
   {%- for flag in [('dry_run', dry_run), ('force', force)] if flag[1] is not boolean -%}
     {{ exceptions.raise_compiler_error("vacuum_source on " ~ relation ~ ": " ~ flag[0] ~ " must be true or false, got '" ~ flag[1] ~ "'. Nothing was vacuumed.") }}
   {%- endfor -%}
-  {%- set source = dbt_tablestream.parse_relation(relation) -%}
+  {%- set source = dbt_tablestream._parse_relation(relation) -%}
   {%- if adapter.get_relation(source.database, source.schema, source.identifier) is none -%}
     {{ exceptions.raise_compiler_error("vacuum_source: no table " ~ relation ~ ". Pass the source as `schema.table`. Nothing was vacuumed.") }}
   {%- endif -%}
@@ -33,17 +33,17 @@
   {%- for property in run_query(dbt_tablestream.table_properties_sql(source)).rows -%}
     {%- do properties.update({property[0]: property[1]}) -%}
   {%- endfor -%}
-  {%- set clock = run_query(dbt_tablestream.retained_from_sql(dbt_tablestream.file_retention(properties))).rows[0] -%}
+  {%- set clock = run_query(dbt_tablestream.retained_from_sql(dbt_tablestream._file_retention(properties))).rows[0] -%}
   {%- set table_hours = ((clock['checked_at'] - clock['retained_from']).total_seconds() / 3600) if clock['retained_from'] is not none else 168 -%}
   {%- set requested = retain_hours if retain_hours is not none else table_hours -%}
   {%- set requested_text = (requested | int) if requested == (requested | int) else requested | round(1) -%}
   {%- set plan = dbt_tablestream.vacuum_retention_plan(source, detail['id'], requested, clock['checked_at'], force, schemas) -%}
   {%- set retention = plan.retain_hours -%}
-  {%- for line in plan.notes -%}{%- do dbt_tablestream.operation_message(messages, line, format) -%}{%- endfor -%}
-  {%- set check = dbt_tablestream.vacuum_retention_check_setting() -%}
+  {%- for line in plan.notes -%}{%- do dbt_tablestream._operation_message(messages, line, format) -%}{%- endfor -%}
+  {%- set check = dbt_tablestream._vacuum_retention_check_setting() -%}
   {%- set check_was = none -%}
   {%- if retention < table_hours -%}
-    {%- if dbt_tablestream.session_settings_refused() -%}
+    {%- if dbt_tablestream._session_settings_refused() -%}
       {#-- Delta checks a DRY RUN's retention too. Lowering the table's retention instead would not
            be a remedy: Delta refuses a change feed read of versions older than it, VACUUM or not,
            so every stream lagging longer would be stale. --#}
@@ -57,7 +57,7 @@
          retention below the table's was asked for explicitly. --#}
     {%- set check_was = run_query('set ' ~ check).rows[0][1] -%}
     {%- do run_query('set ' ~ check ~ ' = false') -%}
-    {%- do dbt_tablestream.operation_message(messages, "retention " ~ retention ~ " hours is below " ~ relation ~ "'s delta.deletedFileRetentionDuration (" ~ table_hours | round(1)
+    {%- do dbt_tablestream._operation_message(messages, "retention " ~ retention ~ " hours is below " ~ relation ~ "'s delta.deletedFileRetentionDuration (" ~ table_hours | round(1)
         ~ " hours): Delta's retention check is off for this VACUUM, as asked.", format) -%}
   {%- endif -%}
   {%- set report = {'relation': relation | string, 'retain_hours': retention, 'requested_hours': requested, 'dry_run': dry_run,
@@ -75,19 +75,19 @@
           if row[0] not in to_delete -%}{%- do kept.append(row[0]) -%}{%- endfor -%}
     {%- do report.update({'kept_files': kept | length}) -%}
     {%- set oldest = plan.protecting[0] -%}
-    {%- do dbt_tablestream.operation_message(messages, "kept " ~ report.kept_files ~ " files for stream " ~ oldest.stream ~ ", offset " ~ oldest.offset_version ~ ", "
-        ~ dbt_tablestream.format_duration(oldest.behind_seconds) ~ " behind (retention " ~ retention ~ " hours instead of "
+    {%- do dbt_tablestream._operation_message(messages, "kept " ~ report.kept_files ~ " files for stream " ~ oldest.stream ~ ", offset " ~ oldest.offset_version ~ ", "
+        ~ dbt_tablestream._format_duration(oldest.behind_seconds) ~ " behind (retention " ~ retention ~ " hours instead of "
         ~ requested_text ~ ")", format) -%}
     {%- for other in plan.protecting[1:] -%}
-      {%- do dbt_tablestream.operation_message(messages, "  also kept for stream " ~ other.stream ~ ", offset " ~ other.offset_version ~ ", "
-          ~ dbt_tablestream.format_duration(other.behind_seconds) ~ " behind", format) -%}
+      {%- do dbt_tablestream._operation_message(messages, "  also kept for stream " ~ other.stream ~ ", offset " ~ other.offset_version ~ ", "
+          ~ dbt_tablestream._format_duration(other.behind_seconds) ~ " behind", format) -%}
     {%- endfor -%}
   {%- endif -%}
   {%- if dry_run -%}
-    {%- do dbt_tablestream.operation_message(messages, "dry run: VACUUM " ~ relation ~ " RETAIN " ~ retention ~ " HOURS would delete " ~ report.files_to_delete ~ " files and directories; nothing was deleted.", format) -%}
+    {%- do dbt_tablestream._operation_message(messages, "dry run: VACUUM " ~ relation ~ " RETAIN " ~ retention ~ " HOURS would delete " ~ report.files_to_delete ~ " files and directories; nothing was deleted.", format) -%}
   {%- else -%}
     {%- do run_query(dbt_tablestream.vacuum_sql(source, retention)) -%}
-    {%- do dbt_tablestream.operation_message(messages, "vacuumed " ~ relation ~ " with RETAIN " ~ retention ~ " HOURS"
+    {%- do dbt_tablestream._operation_message(messages, "vacuumed " ~ relation ~ " with RETAIN " ~ retention ~ " HOURS"
         ~ ((": deleted " ~ report.files_to_delete ~ " files and directories") if report.files_to_delete is not none else "") ~ ".", format) -%}
   {%- endif -%}
   {%- if check_was is not none -%}{%- do run_query('set ' ~ check ~ ' = ' ~ check_was) -%}{%- endif -%}
@@ -109,7 +109,7 @@
      `requested`, and notes for streams that cannot be protected. --#}
 {% macro spark__vacuum_retention_plan(source, table_id, requested, now, force, schemas) %}
   {%- set streams = [] -%}
-  {%- for position in dbt_tablestream.streams_reading(source, table_id, schemas) -%}
+  {%- for position in dbt_tablestream._streams_reading(source, table_id, schemas) -%}
     {%- do streams.append({'stream': position.stream_name, 'offset_version': position.to_version, 'target': position.target}) -%}
   {%- endfor -%}
   {%- set plan = {'retain_hours': requested | round(0, 'ceil') | int, 'streams': [], 'protecting': [], 'notes': []} -%}
@@ -140,7 +140,7 @@
   {%- if force -%}
     {%- for stream in ordered if stream.needs_hours > plan.retain_hours -%}
       {%- do plan.notes.append("--force: stream " ~ stream.stream ~ " (offset " ~ stream.offset_version ~ ", "
-          ~ dbt_tablestream.format_duration(stream.behind_seconds) ~ " behind) may go stale; its next run will say so.") -%}
+          ~ dbt_tablestream._format_duration(stream.behind_seconds) ~ " behind) may go stale; its next run will say so.") -%}
     {%- endfor -%}
     {{ return(plan) }}
   {%- endif -%}
@@ -154,13 +154,13 @@
 
 {#-- The latest offsets-log rows, in the schemas given or every schema with an offsets log, of the
      live streams reading `source` (the same table: its Delta table id). --#}
-{% macro streams_reading(source, table_id, schemas=none) %}
+{% macro _streams_reading(source, table_id, schemas=none) %}
   {%- set listed = ([schemas] if schemas is string else schemas) if schemas is not none else dbt_tablestream.schemas_with_offsets_log() -%}
   {%- set readers = [] -%}
   {%- for schema in listed -%}
     {%- for position in dbt_tablestream.stream_positions(schema) if position.to_version is not none
           and position.source_table_id == table_id -%}
-      {%- set read = dbt_tablestream.parse_relation(position.source) -%}
+      {%- set read = dbt_tablestream._parse_relation(position.source) -%}
       {%- if (read.schema | lower) == (source.schema | lower) and (read.identifier | lower) == (source.identifier | lower) -%}
         {%- do readers.append(position) -%}
       {%- endif -%}
@@ -178,7 +178,7 @@
 {#-- Every schema of the catalog that holds an offsets log. --#}
 {% macro spark__schemas_with_offsets_log() %}
   {%- set found = [] -%}
-  {%- set name = dbt_tablestream.offsets_relation(target.schema).identifier -%}
+  {%- set name = dbt_tablestream._offsets_relation(target.schema).identifier -%}
   {%- for row in run_query('show schemas').rows -%}
     {%- if run_query('show tables in ' ~ adapter.quote(row[0]) ~ " like '" ~ name ~ "'").rows -%}
       {%- do found.append(row[0]) -%}
@@ -189,7 +189,7 @@
 
 
 {#-- Records an operation's message, and prints it unless the operation prints JSON instead. --#}
-{% macro operation_message(messages, message, format) %}
+{% macro _operation_message(messages, message, format) %}
   {%- do messages.append(message) -%}
   {%- if format != 'json' -%}{{ print(message) }}{%- endif -%}
 {% endmacro %}

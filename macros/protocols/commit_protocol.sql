@@ -1,5 +1,5 @@
 {#-- {name, reason}: the reason is said in the messages that refuse what a protocol cannot do. --#}
-{% macro stream_commit_protocol() %}
+{% macro _stream_commit_protocol() %}
   {%- set chosen = var('tablestream_commit_protocol', 'auto') -%}
   {%- if chosen not in ['auto', 'marked', 'reapply'] -%}
     {{ exceptions.raise_compiler_error(
@@ -10,7 +10,7 @@
   {%- if chosen != 'auto' -%}
     {{ return({'name': chosen, 'reason': "the project var tablestream_commit_protocol is '" ~ chosen ~ "'"}) }}
   {%- endif -%}
-  {%- if not dbt_tablestream.session_settings_refused() -%}
+  {%- if not dbt_tablestream._session_settings_refused() -%}
     {{ return({'name': 'marked', 'reason': "the session may set Delta's idempotent-write settings"}) }}
   {%- endif -%}
   {{ return({'name': 'reapply', 'reason': "the local profile's emulate_sql_warehouse refuses session settings" if target.get('emulate_sql_warehouse')
@@ -19,10 +19,10 @@
 
 
 {#-- The protocol's macro for one step of a run (`_marked_<step>` or `_reapply_<step>`), so that
-     no caller tests which protocol runs. `protocol`: the run's (stream_settings' `protocol`);
-     outside a model run, stream_commit_protocol's. --#}
+     no caller tests which protocol runs. `protocol`: the run's (_stream_settings' `protocol`);
+     outside a model run, _stream_commit_protocol's. --#}
 {% macro _protocol_step(step, protocol=none) %}
-  {%- set chosen = protocol if protocol is not none else dbt_tablestream.stream_commit_protocol() -%}
+  {%- set chosen = protocol if protocol is not none else dbt_tablestream._stream_commit_protocol() -%}
   {{ return(dbt_tablestream['_' ~ chosen.name ~ '_' ~ step]) }}
 {% endmacro %}
 
@@ -30,7 +30,7 @@
 {#-- Whether the connection refuses to SET the settings a Databricks SQL warehouse refuses, Delta's
      idempotent-write settings and its VACUUM retention check among them: a warehouse, and the
      local profile's emulate_sql_warehouse. --#}
-{% macro session_settings_refused() %}
+{% macro _session_settings_refused() %}
   {#-- A warehouse's HTTP path is /sql/1.0/warehouses/<id>; a cluster's /sql/protocolv1/o/<org>/<id>. --#}
   {%- set on_warehouse = target.get('emulate_sql_warehouse') or (target.type == 'databricks' and '/warehouses/' in (target.get('http_path') or '')) -%}
   {{ return(true if on_warehouse else false) }}

@@ -10,10 +10,10 @@
      skipped it because a concurrent run had (a SetTransaction at or above this version). --#}
 {% macro _marked_commit(target, sql, mode, stream, layout={}) %}
   {%- if mode != 'overwrite' -%}
-    {%- set verdict = dbt_tablestream.stream_commit_verdict(target, stream) -%}
+    {%- set verdict = dbt_tablestream._stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
       {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
-      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream.stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
+      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream._stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
       {%- endcall -%}
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
@@ -28,17 +28,17 @@
     {%- do run_query(statement_sql) -%}
   {%- endfor -%}
   {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
-  {%- set own = dbt_tablestream.own_commit(history, stream) -%}
+  {%- set own = dbt_tablestream._own_commit(history, stream) -%}
   {%- if own is not none -%}
-    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.rows_written(load_result('main'), history, own)}) }}
+    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream._rows_written(load_result('main'), history, own)}) }}
   {%- endif -%}
-  {%- set marker = dbt_tablestream.find_commit_marker(history, stream.stream) -%}
+  {%- set marker = dbt_tablestream._find_commit_marker(history, stream.stream) -%}
   {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}
     {#-- Delta skipped the write: another run had recorded this window for the stream's app id. --#}
     {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
   {%- endif -%}
   {{ exceptions.raise_compiler_error(
-      dbt_tablestream.stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream.stream_window_text(stream)
+      dbt_tablestream._stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream._stream_window_text(stream)
       ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
       ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
       ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
@@ -59,7 +59,7 @@
 
 
 {#-- The step `table_properties`: none; a run compacts through session settings
-     (spark__stream_compaction_sql) when stream_compaction_due says so. --#}
+     (spark__stream_compaction_sql) when _stream_compaction_due says so. --#}
 {% macro _marked_table_properties() %}
   {{ return({}) }}
 {% endmacro %}

@@ -15,14 +15,14 @@
      the first row only (append_stream_offset). --#}
 {% macro _reapply_commit(target, sql, mode, stream, layout={}) %}
   {%- if mode != 'overwrite' -%}
-    {%- do dbt_tablestream.check_stream_position_unmoved(stream) -%}
+    {%- do dbt_tablestream._check_stream_position_unmoved(stream) -%}
   {%- endif -%}
   {%- if layout.get('compact') -%}
     {#-- A target built under the marked protocol lacks the property that compacts it here. --#}
     {%- set properties = dbt_tablestream.stream_compaction_properties() -%}
     {%- set present = run_query(dbt_tablestream.table_properties_sql(target)).rows | map(attribute=0) | list -%}
     {%- for key, value in properties.items() if key not in present -%}
-      {%- do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ dbt_tablestream.sql_string(key) ~ ' = ' ~ dbt_tablestream.sql_string(value) ~ ')') -%}
+      {%- do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value) ~ ')') -%}
     {%- endfor -%}
   {%- endif -%}
   {%- call statement('main', fetch_result=True) -%}
@@ -34,7 +34,7 @@
   {%- endif -%}
   {#-- A CREATE OR REPLACE reports nothing: its commit is the target's latest, as nothing else writes a target being rebuilt. --#}
   {%- set history = run_query(dbt_tablestream.describe_history_sql(target, 1)).rows -%}
-  {{ return({'code': 'OK', 'rows_affected': dbt_tablestream.commit_output_rows(history, history[0]['version'] | int) if history else none}) }}
+  {{ return({'code': 'OK', 'rows_affected': dbt_tablestream._commit_output_rows(history, history[0]['version'] | int) if history else none}) }}
 {% endmacro %}
 
 
@@ -116,7 +116,7 @@ when not matched then insert *
 {#-- The step `session_refusal`: a read that needs the session setting `setting` is refused, as a
      SQL warehouse lets a session neither read nor set it. --#}
 {% macro _reapply_session_refusal(subject, setting, remedy) %}
-  {%- set protocol = dbt_tablestream.stream_commit_protocol() -%}
+  {%- set protocol = dbt_tablestream._stream_commit_protocol() -%}
   {{ return(subject ~ " needs the session setting " ~ setting ~ ", which a SQL warehouse does not let a session read or set (commit protocol reapply: "
             ~ protocol.reason ~ "). Nothing was written. " ~ remedy) }}
 {% endmacro %}
@@ -132,12 +132,12 @@ when not matched then insert *
 
 {#-- Refuses the write when the offsets log moved an input past where this run read it from:
      another run of the stream logged a later window (or a reset) after this run compiled. --#}
-{% macro check_stream_position_unmoved(stream) %}
+{% macro _check_stream_position_unmoved(stream) %}
   {%- for input in stream.inputs if input.view is not none -%}
     {%- set logged = dbt_tablestream.read_stream_offset(input.stream) -%}
     {%- if logged is not none and ((logged.epoch | int) != input.epoch or (logged.to_version is not none and (logged.to_version | int) > input.after)) -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream.stream_subject(input.stream) ~ " is being consumed by another run: the offsets log moved it to "
+          dbt_tablestream._stream_subject(input.stream) ~ " is being consumed by another run: the offsets log moved it to "
           ~ ("epoch " ~ logged.epoch if (logged.epoch | int) != input.epoch else "version " ~ logged.to_version)
           ~ " after this run read " ~ input.source ~ " from version " ~ input.after
           ~ ". Nothing was written; run again to apply what is left.") }}

@@ -26,7 +26,7 @@
   select {{ column_list }}cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from {{ source_relation }} where 1 = 0
   {%- else %}
-  {%- set changes = dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream.stream_drops_carryovers(stream) else stream.view %}
+  {%- set changes = dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream._stream_drops_carryovers(stream) else stream.view %}
   select {{ column_list }}
     case _change_type
       when 'insert' then 'INSERT'
@@ -51,7 +51,7 @@
      an update (its before and after images), as the change feed records an update
      (window_files_relation_sql): the model's unique_key (stream.files.key_columns), when the source
      has those columns. Empty for other reads, and without a key. --#}
-{% macro stream_pairing_keys(stream, columns) %}
+{% macro _stream_pairing_keys(stream, columns) %}
   {%- if stream.get('files') is none or stream.snapshot or not stream.files.key_columns -%}{{ return([]) }}{%- endif -%}
   {%- set names = columns | map(attribute='name') | map('lower') | list -%}
   {%- if stream.files.key_columns | map('lower') | reject('in', names) | list -%}{{ return([]) }}{%- endif -%}
@@ -87,11 +87,11 @@
      drops rows a rewrite copied (Spark's default deduplicationMode), but a MERGE or UPDATE that
      sets a row to the values it had gives the row a new commit version, and the changelog shows
      it as an update with equal images, as the feed does. --#}
-{% macro stream_drops_carryovers(stream) %}
+{% macro _stream_drops_carryovers(stream) %}
   {%- if stream.snapshot -%}{{ return(false) }}{%- endif -%}
   {#-- A read of the Delta log lists a rewritten file's unchanged rows on both sides: it always drops
        them itself, where a commit rewrote files (window_files_relation_sql). A window of appends
-       alone has none (window_appends_only). --#}
+       alone has none (_window_appends_only). --#}
   {{ return(stream.get('files') is none and stream.drop_carryovers and stream.read in ['table_changes', 'changelog']
             and not stream.appends_only) }}
 {% endmacro %}

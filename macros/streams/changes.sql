@@ -14,25 +14,25 @@
      read with the same relation and column contract, without the window marker a stream model
      commits. --#}
 {% macro spark__changes(relation, from, to=none, drop_carryovers=true) %}
-  {%- set source = dbt_tablestream.stream_source_name(relation) -%}
+  {%- set source = dbt_tablestream._stream_source_name(relation) -%}
   {%- set query = 'changes(' ~ source ~ ', ' ~ from ~ ', ' ~ (to if to is not none else 'latest') ~ ')' -%}
   {%- for name, point in [['from', from], ['to', to]] if point is not none -%}
     {%- if not ((point is number and point is not boolean and point >= 0 and point == point | int) or point is string) -%}
       {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": `" ~ name ~ "` must be a version (a whole number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set configs = dbt_tablestream.stream_configs('dbt_tablestream.' ~ query) -%}
+  {%- set configs = dbt_tablestream._stream_configs('dbt_tablestream.' ~ query) -%}
   {%- set raw = {'drop_carryovers': drop_carryovers} -%}
-  {%- for name, entry in dbt_tablestream.stream_config_spec().items() if entry.get('change_query') -%}
+  {%- for name, entry in dbt_tablestream._stream_config_spec().items() if entry.get('change_query') -%}
     {%- do raw.update({name: configs[name]}) -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream.stream_settings_of(raw, 'dbt_tablestream.' ~ query, none) -%}
+  {%- set settings = dbt_tablestream._stream_settings_of(raw, 'dbt_tablestream.' ~ query, none) -%}
   {%- set read = settings.stream_read -%}
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}
-  {%- set from_log = dbt_tablestream.stream_reads_log(read, settings.on_feed_off) -%}
+  {%- set from_log = dbt_tablestream._stream_reads_log(read, settings.on_feed_off) -%}
   {%- if not state.tracked and not from_log -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream.stream_untracked_message('dbt_tablestream.' ~ query, source, read)) }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_untracked_message('dbt_tablestream.' ~ query, source, read)) }}
   {%- endif -%}
   {%- set first = dbt_tablestream.changes_range_version(relation, query, 'from', from) -%}
   {%- set last = state.latest_version if to is none else dbt_tablestream.changes_range_version(relation, query, 'to', to) -%}
@@ -43,9 +43,9 @@
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range starts at version " ~ first ~ " and ends at version " ~ last ~ " of " ~ source ~ ", so it is empty. Give a `from` at or before the `to`.") }}
   {%- endif -%}
   {#-- A change query has no stream to reset: its refusals advise another range. --#}
-  {%- set range = dbt_tablestream.stream_input(settings, {'stream': query, 'source': source, 'source_table_id': state.table_id,
+  {%- set range = dbt_tablestream._stream_input(settings, {'stream': query, 'source': source, 'source_table_id': state.table_id,
                                                          'after': first - 1, 'through': last, 'file_retention': state.file_retention,
-                                                         'files': dbt_tablestream.stream_files(state.files, settings.unique_key) if from_log else none,
+                                                         'files': dbt_tablestream._stream_files(state.files, settings.unique_key) if from_log else none,
                                                          'subject': 'dbt_tablestream.' ~ query,
                                                          'remedy': "Read a range whose versions the source still keeps (DESCRIBE HISTORY " ~ source ~ " lists them)."}) -%}
   {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(state.file_retention)).rows[0][0] -%}
@@ -53,21 +53,21 @@
   {#-- The change feed reads an added column as NULL before it was added; a rename, drop or type
        change cannot be read across. The Delta log read reads each version's files with that
        version's columns, so it cannot read across an added column either. --#}
-  {%- set operations = dbt_tablestream.delta_schema_operations() -%}
-  {%- set split = dbt_tablestream.schema_change_split(first - 1, last, window_rows, operations if from_log else operations | reject('equalto', 'ADD COLUMNS') | list) -%}
+  {%- set operations = dbt_tablestream._delta_schema_operations() -%}
+  {%- set split = dbt_tablestream._schema_change_split(first - 1, last, window_rows, operations if from_log else operations | reject('equalto', 'ADD COLUMNS') | list) -%}
   {%- if split is not none -%}
     {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": the range spans the schema change " ~ split.operation ~ " at version " ~ split.version
         ~ " of " ~ source ~ ", and " ~ ("a read from the Delta log (stream_read: delta_log, on_feed_off: delta_log)" if from_log else "Delta")
         ~ " reads a range with one schema. Read versions " ~ first ~ " to " ~ (split.version - 1) ~ " and " ~ split.version ~ " to " ~ last ~ " separately.") }}
   {%- endif -%}
-  {%- set range = dbt_tablestream.stream_input_with(range, {'appends_only': dbt_tablestream.window_appends_only(first - 1, last, window_rows)}) -%}
-  {%- set problem = dbt_tablestream.window_problem(relation, range, none, window_rows, retained_from) -%}
+  {%- set range = dbt_tablestream._stream_input_with(range, {'appends_only': dbt_tablestream._window_appends_only(first - 1, last, window_rows)}) -%}
+  {%- set problem = dbt_tablestream._window_problem(relation, range, none, window_rows, retained_from) -%}
   {%- if problem is not none -%}{{ exceptions.raise_compiler_error(problem.message) }}{%- endif -%}
   {%- if from_log -%}
-    {%- set range = dbt_tablestream.stream_input_with(range, {'files': dict(range.files, versions=dbt_tablestream.window_log_versions(range, window_rows))}) -%}
+    {%- set range = dbt_tablestream._stream_input_with(range, {'files': dict(range.files, versions=dbt_tablestream._window_log_versions(range, window_rows))}) -%}
   {%- endif -%}
   {%- set columns = dbt_tablestream.window_columns(relation, range) -%}
-  {%- set range = dbt_tablestream.stream_input_with(range, {'view': dbt_tablestream.window_relation_sql(relation, range, columns)}) -%}
+  {%- set range = dbt_tablestream._stream_input_with(range, {'view': dbt_tablestream.window_relation_sql(relation, range, columns)}) -%}
   {{ return(dbt_tablestream.change_rows_sql(range, relation, columns, false)) }}
 {% endmacro %}
 
@@ -92,7 +92,7 @@
     {%- do versions.append(row['version'] | int) -%}
   {%- endfor -%}
   {%- if not versions -%}
-    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": " ~ dbt_tablestream.stream_source_name(relation) ~ " has no version committed "
+    {{ exceptions.raise_compiler_error("dbt_tablestream." ~ query ~ ": " ~ dbt_tablestream._stream_source_name(relation) ~ " has no version committed "
         ~ ("at or after" if name == 'from' else "at or before") ~ " " ~ point ~ ". Use " ~ ("an earlier `from`" if name == 'from' else "a later `to`") ~ ", or give a version.") }}
   {%- endif -%}
   {{ return(versions | min if name == 'from' else versions | max) }}

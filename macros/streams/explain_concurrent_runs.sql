@@ -9,7 +9,7 @@
         if result.status == 'error' and result.node.resource_type == 'model'
         and result.node.config.materialized in ['table_stream', 'stream_merge'] -%}
     {%- set streams = modules.re.findall('tablestream:window \\{"stream": "([^"]+)"', result.node.compiled_code or '') -%}
-    {%- set explanation = dbt_tablestream.concurrent_run_explanation(result.node.name, result.message or '', streams) -%}
+    {%- set explanation = dbt_tablestream._concurrent_run_explanation(result.node.name, result.message or '', streams) -%}
     {%- if explanation -%}
       {{ log(explanation, info=True) }}
     {%- endif -%}
@@ -22,10 +22,10 @@
      `streams`: the model's streams (their windows' names in its compiled SQL). Under the reapply
      protocol (no marker) two runs writing one target at once conflict in Delta as any two writers
      do, and the loser's error names its conflict class only. --#}
-{% macro concurrent_run_explanation(model_name, message, streams=[]) %}
+{% macro _concurrent_run_explanation(model_name, message, streams=[]) %}
   {%- set conflict = modules.re.search('DELTA_(CONCURRENT_APPEND|CONCURRENT_DELETE_READ|CONCURRENT_DELETE_DELETE|CONCURRENT_WRITE|METADATA_CHANGED)', message) -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message and conflict and streams -%}
-    {%- set consumed = dbt_tablestream.stream_subject(streams | unique | join(', ')) ~ " of model " ~ model_name ~ " is being consumed by another run: " -%}
+    {%- set consumed = dbt_tablestream._stream_subject(streams | unique | join(', ')) ~ " of model " ~ model_name ~ " is being consumed by another run: " -%}
     {%- if 'tablestream_offsets' in message -%}
       {#-- Under the reapply protocol: the run's write committed after the other run's, so it applied
            the window again, which changed nothing (append_stream_offset). --#}
@@ -46,7 +46,7 @@
     {%- set found = modules.re.search('tablestream\\.' ~ key ~ '\\\\?"\\s*:\\s*\\\\?"?([^",\\\\}]+)', message) -%}
     {%- do marker.update({key: found.group(1) if found else '?'}) -%}
   {%- endfor -%}
-  {{ return(dbt_tablestream.stream_subject(marker.stream) ~ " on " ~ marker.source ~ " is being consumed by another run: run "
+  {{ return(dbt_tablestream._stream_subject(marker.stream) ~ " on " ~ marker.source ~ " is being consumed by another run: run "
      ~ marker.invocation_id ~ " committed the window (" ~ marker['from'] ~ ", " ~ marker.to ~ "] to model "
      ~ model_name ~ " while this run was writing it, so Delta refused this run's write (DELTA_CONCURRENT_TRANSACTION). "
      ~ "Nothing was written by this run and its offset did not move; nothing needs repair. Run again to apply what changed since.") }}

@@ -32,7 +32,7 @@
   {%- set sequence = events['sequence'] if events else [] -%}
   {%- set at = adapter.quote(sequence[0]) if sequence else '__commit_timestamp' -%}
   {%- set new_record = history['hard_deletes'] == 'new_record' -%}
-  {%- set key_list = dbt_tablestream.quoted_columns(keys) -%}
+  {%- set key_list = dbt_tablestream._quoted_columns(keys) -%}
   {%- set partition = 'partition by ' ~ key_list -%}
   {%- set timeline = partition ~ ' order by __tablestream_stored desc, __tablestream_at' -%}
   {%- set order_fields = [] -%}
@@ -40,11 +40,11 @@
   {#-- In one commit a delete comes before an insert; among equal sequences a delete wins, as in
        sequenced_changes_sql. Then a hash of the row, so ties resolve the same way on every run. --#}
   {%- do order_fields.append("'d', " ~ ("__tablestream_delete" if sequence else "not __tablestream_delete")) -%}
-  {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream.quoted_columns(data_columns) ~ ")") -%}
-  {%- set struct_of = dbt_tablestream.history_struct -%}
+  {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream._quoted_columns(data_columns) ~ ")") -%}
+  {%- set struct_of = dbt_tablestream._history_struct -%}
   {%- set sql_out -%}
 with __tablestream_events as (
-  select {{ dbt_tablestream.quoted_columns(data_columns) }}{{ ', __commit_version' if '__commit_version' in columns else '' }},
+  select {{ dbt_tablestream._quoted_columns(data_columns) }}{{ ', __commit_version' if '__commit_version' in columns else '' }},
     {{ at }} as __tablestream_at,
     __change_type = 'DELETE'{% if events and events['deletes'] %} or coalesce(({{ events['deletes'] }}), false){% endif %} as __tablestream_delete
   from ({{ sql }}) as __tablestream_model
@@ -63,28 +63,28 @@ with __tablestream_events as (
   select distinct {{ key_list }} from __tablestream_points
   {%- if sequence or drop_applied %}
 ), __tablestream_applied as (
-  select {{ dbt_tablestream.prefixed_columns(keys, '__tablestream_history') }},
+  select {{ dbt_tablestream._prefixed_columns(keys, '__tablestream_history') }},
     max(coalesce(__tablestream_history.dbt_valid_to, __tablestream_history.dbt_updated_at)) as __tablestream_applied_at
   from {{ current }} as __tablestream_history
-  left semi join __tablestream_window_keys on {{ dbt_tablestream.keys_match(keys, '__tablestream_history', '__tablestream_window_keys') }}
-  group by {{ dbt_tablestream.prefixed_columns(keys, '__tablestream_history') }}
+  left semi join __tablestream_window_keys on {{ dbt_tablestream._keys_match(keys, '__tablestream_history', '__tablestream_window_keys') }}
+  group by {{ dbt_tablestream._prefixed_columns(keys, '__tablestream_history') }}
   {%- endif %}
 {%- endif %}
 ), __tablestream_timeline as (
-  select {{ dbt_tablestream.prefixed_columns(data_columns, '__tablestream_point') }}, __tablestream_point.__tablestream_at,
+  select {{ dbt_tablestream._prefixed_columns(data_columns, '__tablestream_point') }}, __tablestream_point.__tablestream_at,
     __tablestream_point.__tablestream_delete, false as __tablestream_stored,
     __tablestream_point.__tablestream_at as __tablestream_start, cast(null as string) as __tablestream_scd_id
   from __tablestream_points as __tablestream_point
   {%- if current is not none and (sequence or drop_applied) %}
-  left join __tablestream_applied on {{ dbt_tablestream.keys_match(keys, '__tablestream_applied', '__tablestream_point') }}
+  left join __tablestream_applied on {{ dbt_tablestream._keys_match(keys, '__tablestream_applied', '__tablestream_point') }}
   where __tablestream_applied.__tablestream_applied_at is null or __tablestream_point.__tablestream_at > __tablestream_applied.__tablestream_applied_at
   {%- endif %}
   {%- if current is not none %}
   union all
-  select {{ dbt_tablestream.prefixed_columns(data_columns, '__tablestream_open') }}, __tablestream_open.dbt_updated_at,
+  select {{ dbt_tablestream._prefixed_columns(data_columns, '__tablestream_open') }}, __tablestream_open.dbt_updated_at,
     {{ '__tablestream_open.dbt_is_deleted' if new_record else 'false' }}, true, __tablestream_open.dbt_valid_from, __tablestream_open.dbt_scd_id
   from {{ current }} as __tablestream_open
-  left semi join __tablestream_window_keys on {{ dbt_tablestream.keys_match(keys, '__tablestream_open', '__tablestream_window_keys') }}
+  left semi join __tablestream_window_keys on {{ dbt_tablestream._keys_match(keys, '__tablestream_open', '__tablestream_window_keys') }}
   where __tablestream_open.dbt_valid_to is null
   {%- endif %}
 ), __tablestream_compared as (
@@ -140,14 +140,14 @@ where {{ 'true' if new_record else 'not __tablestream_deletion' }}
 
 
 {#-- `named_struct('col', col, ...)` over the columns, for comparing or carrying a row's values. --#}
-{% macro history_struct(columns) %}
+{% macro _history_struct(columns) %}
   {%- set fields = [] -%}
-  {%- for column in columns -%}{%- do fields.append(dbt_tablestream.sql_string(column) ~ ", " ~ adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in columns -%}{%- do fields.append(dbt_tablestream._sql_string(column) ~ ", " ~ adapter.quote(column)) -%}{%- endfor -%}
   {{ return('named_struct(' ~ fields | join(', ') ~ ')') }}
 {% endmacro %}
 
 
 {#-- The columns an SCD type 2 target adds to the model's, as dbt snapshots name them. --#}
-{% macro history_columns(history) %}
+{% macro _history_columns(history) %}
   {{ return(['dbt_scd_id', 'dbt_updated_at', 'dbt_valid_from', 'dbt_valid_to'] + (['dbt_is_deleted'] if history['hard_deletes'] == 'new_record' else [])) }}
 {% endmacro %}

@@ -3,5 +3,5 @@
      stream_read: changelog). Registers lineage like ref(). --#}
 {% macro ref_stream(model_name) %}
   {%- set relation = ref(model_name) -%}
-  {{ return(dbt_tablestream.stream_read(relation, model_name)) }}
+  {{ return(dbt_tablestream._stream_read(relation, model_name)) }}
 {% endmacro %}

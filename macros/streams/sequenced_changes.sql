@@ -30,7 +30,7 @@
   {%- set kept = columns | reject('equalto', '__change_type') | list -%}
   {%- set data = kept | reject('in', ['__commit_version', '__commit_timestamp']) | list -%}
   {%- set carried = (data | reject('in', keys + sequence) | list) if ignore_null is sameas true else (ignore_null or []) -%}
-  {%- set partition = 'partition by ' ~ dbt_tablestream.quoted_columns(keys) -%}
+  {%- set partition = 'partition by ' ~ dbt_tablestream._quoted_columns(keys) -%}
   {#-- The event's columns are qualified: the applied relations joined to it share its names. --#}
   {%- set order_fields = [] -%}
   {%- for column in sequence -%}
@@ -38,10 +38,10 @@
   {%- endfor -%}
   {%- if '__commit_version' in columns -%}{%- do order_fields.append("'v', __tablestream_event.__commit_version") -%}{%- endif -%}
   {%- do order_fields.append("'d', __tablestream_event.__tablestream_delete") -%}
-  {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream.prefixed_columns(data, '__tablestream_event') ~ ")") -%}
+  {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream._prefixed_columns(data, '__tablestream_event') ~ ")") -%}
   {%- set sql_out -%}
 with __tablestream_events as (
-  select {{ dbt_tablestream.quoted_columns(kept) }},
+  select {{ dbt_tablestream._quoted_columns(kept) }},
     __change_type = 'DELETE'{% if events['deletes'] %} or coalesce(({{ events['deletes'] }}), false){% endif %} as __tablestream_delete
   from ({{ sql }}) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
@@ -51,7 +51,7 @@ with __tablestream_events as (
   {%- set prefilter = carried and applied %}
   {%- if prefilter %}
     {%- for relation in applied %}
-  left join {{ relation }} as __tablestream_applied{{ loop.index0 }} on {{ dbt_tablestream.keys_match(keys, '__tablestream_applied' ~ loop.index0, '__tablestream_event') }}
+  left join {{ relation }} as __tablestream_applied{{ loop.index0 }} on {{ dbt_tablestream._keys_match(keys, '__tablestream_applied' ~ loop.index0, '__tablestream_event') }}
     {%- endfor %}
   {%- endif %}
   {%- set conditions = ['not __tablestream_event.__tablestream_delete'] if events['ignore_deletes'] else [] %}
@@ -59,7 +59,7 @@ with __tablestream_events as (
     {%- set newer_than_applied %}case
     {%- for relation in applied %}
     when __tablestream_applied{{ loop.index0 }}.{{ adapter.quote(keys[0]) }} is not null
-      then {{ dbt_tablestream.sequence_value(sequence, '__tablestream_event') }} > {{ dbt_tablestream.sequence_value(sequence, '__tablestream_applied' ~ loop.index0) }}
+      then {{ dbt_tablestream._sequence_value(sequence, '__tablestream_event') }} > {{ dbt_tablestream._sequence_value(sequence, '__tablestream_applied' ~ loop.index0) }}
     {%- endfor %}
     else true end
     {%- endset %}
@@ -91,7 +91,7 @@ with __tablestream_events as (
     __tablestream_delete, __tablestream_newest
   from __tablestream_ranked
 )
-select {{ dbt_tablestream.quoted_columns(kept) }},
+select {{ dbt_tablestream._quoted_columns(kept) }},
   case when __tablestream_delete then 'DELETE' else 'UPDATE_AFTER' end as __change_type
   {%- if carried %}, __tablestream_after_delete{% endif %}
 from __tablestream_carried
@@ -103,7 +103,7 @@ where __tablestream_newest = 1
 
 {#-- The sequence of a row as one comparable value: the column, or a struct of the columns in
      order (Spark compares structs field by field). `alias`: the row's table alias. --#}
-{% macro sequence_value(sequence, alias) %}
+{% macro _sequence_value(sequence, alias) %}
   {%- set fields = [] -%}
   {%- for column in sequence -%}
     {%- do fields.append(alias ~ '.' ~ adapter.quote(column)) -%}
@@ -116,7 +116,7 @@ where __tablestream_newest = 1
 
 
 {#-- `left.k = right.k and ...` over the key columns. --#}
-{% macro keys_match(keys, left, right) %}
+{% macro _keys_match(keys, left, right) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}
     {%- do conditions.append(left ~ '.' ~ adapter.quote(key) ~ ' = ' ~ right ~ '.' ~ adapter.quote(key)) -%}
@@ -128,7 +128,7 @@ where __tablestream_newest = 1
 {#-- The column names an `apply_as_deletes` expression refers to: its identifiers outside string
      literals, other than SQL words and function names (a word before '('), and other than a
      struct field after '.'. So a misspelt column is named before any SQL runs. --#}
-{% macro expression_columns(expression) %}
+{% macro _expression_columns(expression) %}
   {%- set words = ['and', 'or', 'not', 'is', 'null', 'true', 'false', 'in', 'like', 'ilike', 'rlike', 'regexp', 'between',
                    'case', 'when', 'then', 'else', 'end', 'distinct', 'from', 'as', 'interval', 'escape', 'exists', 'any',
                    'some', 'all', 'div', 'current_date', 'current_timestamp', 'current_user', 'date', 'timestamp',

@@ -3,10 +3,10 @@
      VACUUM may have removed its files. --#}
 
 
-{% macro stream_window_commits(relation, stream, known=none) %}
+{% macro _stream_window_commits(relation, stream, known=none) %}
   {%- if stream.snapshot or stream.after >= stream.through -%}{{ return(none) }}{%- endif -%}
   {%- set first = stream.after + 1 -%}
-  {%- if known is not none and known.rows and (known.limit is none or dbt_tablestream.history_limit_to_reach(known.rows, first, known.limit) is none) -%}
+  {%- if known is not none and known.rows and (known.limit is none or dbt_tablestream._history_limit_to_reach(known.rows, first, known.limit) is none) -%}
     {#-- The rows history_since would read: from the newest down to the version before the window. --#}
     {%- set rows = [] -%}
     {%- for row in known.rows if (row['version'] | int) >= first - 1 -%}{%- do rows.append(row) -%}{%- endfor -%}
@@ -29,7 +29,7 @@
   {%- set read = namespace(limit=through - first + 2, rows=[]) -%}
   {%- for attempt in range(10) if read.limit is not none -%}
     {%- set read.rows = run_query(dbt_tablestream.describe_history_sql(relation, read.limit)).rows -%}
-    {%- set read.limit = dbt_tablestream.history_limit_to_reach(read.rows, first, read.limit) -%}
+    {%- set read.limit = dbt_tablestream._history_limit_to_reach(read.rows, first, read.limit) -%}
   {%- endfor -%}
   {{ return(read.rows) }}
 {% endmacro %}
@@ -38,7 +38,7 @@
 {#-- The LIMIT of the next DESCRIBE HISTORY read needed to reach version `first`, or none when
      `rows` (read with `limit`) already reach it or the start of the log. Every reader of a window's
      history uses it, the PySpark API included. --#}
-{% macro history_limit_to_reach(rows, first, limit) %}
+{% macro _history_limit_to_reach(rows, first, limit) %}
   {%- set versions = [] -%}
   {%- for row in rows -%}{%- do versions.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (versions | length) < limit or (versions | min) <= first -%}{{ return(none) }}{%- endif -%}
@@ -48,7 +48,7 @@
 
 {#-- How long the source keeps removed files before a VACUUM may delete them: its
      delta.deletedFileRetentionDuration, Delta's default when unset. --#}
-{% macro file_retention(table_properties) %}
+{% macro _file_retention(table_properties) %}
   {{ return(table_properties.get('delta.deletedFileRetentionDuration', 'interval 1 week')) }}
 {% endmacro %}
 
@@ -62,5 +62,5 @@
      (retained_from: NULL if Delta could not parse the interval either), and the moment of asking
      (checked_at), on the session's clock like DESCRIBE HISTORY's timestamps. --#}
 {% macro spark__retained_from_sql(file_retention) %}
-  {{ return("select current_timestamp() - try_cast(" ~ dbt_tablestream.sql_string(file_retention) ~ " as interval) as retained_from, current_timestamp() as checked_at") }}
+  {{ return("select current_timestamp() - try_cast(" ~ dbt_tablestream._sql_string(file_retention) ~ " as interval) as retained_from, current_timestamp() as checked_at") }}
 {% endmacro %}

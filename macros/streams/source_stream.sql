@@ -3,5 +3,5 @@
      table_stream / stream_merge run does. --#}
 {% macro source_stream(source_name, table_name) %}
   {%- set relation = source(source_name, table_name) -%}
-  {{ return(dbt_tablestream.stream_read(relation, source_name ~ '_' ~ table_name)) }}
+  {{ return(dbt_tablestream._stream_read(relation, source_name ~ '_' ~ table_name)) }}
 {% endmacro %}

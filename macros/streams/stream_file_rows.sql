@@ -39,7 +39,7 @@ order by relative_path
   {%- endset -%}
   {%- set reads = [] -%}
   {%- for file in run_query(latest_sql).rows -%}
-    {%- do reads.append('select ' ~ dbt_tablestream.sql_string(file[0]) ~ ' as relative_path, ' ~ typed | join(', ')
+    {%- do reads.append('select ' ~ dbt_tablestream._sql_string(file[0]) ~ ' as relative_path, ' ~ typed | join(', ')
                         ~ ' from ' ~ format ~ '.`' ~ file[1] | replace('`', '``') ~ '`') -%}
   {%- endfor -%}
   {{ return(reads | join('\nunion all\n') if reads else nothing) }}

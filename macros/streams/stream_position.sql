@@ -4,13 +4,13 @@
 
 
 {#-- The stream's position from its offsets log row (`logged`, read_stream_offset) and its
-     target's marker (`marker`, find_marker): the later of the two, by epoch then version.
+     target's marker (`marker`, _find_marker): the later of the two, by epoch then version.
      `log_counts`: the log's offset stands only while what it describes is there (a dbt model's
      target; a PySpark stream, whose state is the log). reset_stream back to start_at and
      drop_stream leave a row without an offset: the stream starts again, in the epoch that row
      opened. Returns {restart, epoch, after, table_id}; on a restart, `after` and `table_id` are
-     none and the caller starts at start_at (stream_start_after). --#}
-{% macro stream_position(logged, marker, log_counts, full_refresh=false) %}
+     none and the caller starts at start_at (_stream_start_after). --#}
+{% macro _stream_position(logged, marker, log_counts, full_refresh=false) %}
   {%- set restart_pending = logged is not none and logged.mode in ['reset', 'dropped'] and logged.to_version is none -%}
   {%- set positions = [] -%}
   {%- if logged is not none and not restart_pending and log_counts -%}
@@ -32,21 +32,21 @@
 
 
 {#-- The version a new (or restarted) stream starts after, by start_at, from the source's state
-     (stream_source_state_of). start_at {stream: ...} reads another stream's offset, which the
-     caller passes as `other_offset` (stream_offset_to_start_at). --#}
-{% macro stream_start_after(start_at, state, stream_name, source, other_offset=none) %}
+     (_stream_source_state_of). start_at {stream: ...} reads another stream's offset, which the
+     caller passes as `other_offset` (_stream_offset_to_start_at). --#}
+{% macro _stream_start_after(start_at, state, stream_name, source, other_offset=none) %}
   {%- if start_at == 'snapshot' or start_at == 'latest' -%}
     {{ return(state.latest_version) }}
   {%- elif start_at == 'earliest' -%}
     {%- if state.earliest_change_version is none -%}
-      {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": the source " ~ source ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ source ~ "}'`, or use start_at: latest.") }}
+      {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " has no readable change feed up to its latest version (change data feed off or history removed). Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ source ~ "}'`, or use start_at: latest.") }}
     {%- endif -%}
     {{ return(state.earliest_change_version - 1) }}
   {%- elif 'stream' in start_at -%}
     {{ return(other_offset) }}
   {%- elif 'version' in start_at -%}
     {%- if (start_at.version | int) > state.latest_version -%}
-      {{ exceptions.raise_compiler_error(dbt_tablestream.stream_subject(stream_name) ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ source ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
+      {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream_name) ~ ": start_at version " ~ start_at.version ~ " is beyond the latest version " ~ state.latest_version ~ " of " ~ source ~ ". Use a version from 0 to " ~ state.latest_version ~ ".") }}
     {%- endif -%}
     {{ return(start_at.version | int) }}
   {%- endif -%}
@@ -54,26 +54,26 @@
 {% endmacro %}
 
 
-{#-- How the pinned window (stream_input) is cut by the source's commits in it (`window_rows`,
-     stream_window_commits) and the source's current `table_id`. Returns the keys to update:
+{#-- How the pinned window (_stream_input) is cut by the source's commits in it (`window_rows`,
+     _stream_window_commits) and the source's current `table_id`. Returns the keys to update:
      - `recreated`: a continuing stream whose source was dropped and recreated (checked even when
        the window looks empty: a recreated source with fewer versions than the offset would
        otherwise pass as "nothing new");
      - `through` and `split`: a window ends before a schema change, the next starts at it
-       (delta_schema_operations);
+       (_delta_schema_operations);
      - `schema_change`: the window starts at a schema change (its part is applied under
        on_schema_change, and a refusal names the change);
      - `schema_version`: Delta reads a range with its end version's schema (column mapping), so a
        window ending before a later schema change is read with that version's columns. --#}
-{% macro stream_window_parts(stream, table_id, window_rows) %}
+{% macro _stream_window_parts(stream, table_id, window_rows) %}
   {%- set parts = {'recreated': not stream.restart and (stream.source_table_id != table_id or stream.after > stream.latest)} -%}
-  {%- set schema_operations = dbt_tablestream.delta_schema_operations() -%}
-  {%- set split = dbt_tablestream.schema_change_split(stream.after, stream.through, window_rows) if not parts.recreated else none -%}
+  {%- set schema_operations = dbt_tablestream._delta_schema_operations() -%}
+  {%- set split = dbt_tablestream._schema_change_split(stream.after, stream.through, window_rows) if not parts.recreated else none -%}
   {%- if split is not none -%}
     {%- do parts.update({'through': split.version - 1, 'split': split.operation ~ ' at version ' ~ split.version}) -%}
   {%- endif -%}
   {%- set through = parts.get('through', stream.through) -%}
-  {%- if not parts.recreated and not stream.snapshot and dbt_tablestream.window_appends_only(stream.after, through, window_rows) -%}
+  {%- if not parts.recreated and not stream.snapshot and dbt_tablestream._window_appends_only(stream.after, through, window_rows) -%}
     {%- do parts.update({'appends_only': true}) -%}
   {%- endif -%}
   {%- for row in window_rows or [] if not parts.recreated and not stream.snapshot and (row['version'] | int) == stream.after + 1

@@ -69,11 +69,11 @@
   {%- if log.rewritten is not none -%}{%- do parts.append(log.rewritten) -%}{%- endif -%}
   {%- set rows = [] -%}
   {%- if parts -%}
-    {%- set keys = dbt_tablestream.stream_pairing_keys(stream, columns) -%}
+    {%- set keys = dbt_tablestream._stream_pairing_keys(stream, columns) -%}
     {%- set changes = dbt_tablestream.drop_carryovers_sql('(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_rewritten', columns) -%}
     {%- set change_type = "case when __tablestream_paired then (case _change_type when 'delete' then 'update_preimage' else 'update_postimage' end) "
           ~ "else _change_type end as _change_type" if keys else '_change_type' -%}
-    {%- do rows.append('select ' ~ dbt_tablestream.quoted_columns(columns | map(attribute='name')) ~ ', ' ~ change_type ~ ', _commit_version, _commit_timestamp\n  from '
+    {%- do rows.append('select ' ~ dbt_tablestream._quoted_columns(columns | map(attribute='name')) ~ ', ' ~ change_type ~ ', _commit_version, _commit_timestamp\n  from '
           ~ (dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes)) -%}
   {%- endif -%}
   {%- if log.one_sided is not none -%}{%- do rows.append(log.one_sided) -%}{%- endif -%}
@@ -88,6 +88,6 @@
 {#-- The relation whose columns a window's rows have: the source as of the window's
      `schema_version` when it ends before a schema change (its time-travel reads give those), else
      the source as it is. Pure, so the PySpark API reads its windows' columns by it too. --#}
-{% macro window_schema_relation(relation, stream) %}
+{% macro _window_schema_relation(relation, stream) %}
   {{ return(relation if stream.schema_version is none else relation ~ ' version as of ' ~ stream.schema_version) }}
 {% endmacro %}

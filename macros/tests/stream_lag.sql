@@ -4,5 +4,5 @@
   {%- if max_versions is none and max_age is none -%}
     {{ exceptions.raise_compiler_error("stream_lag on " ~ model ~ ": set max_versions, max_age, or both.") }}
   {%- endif -%}
-  {{ dbt_tablestream.stream_test_failures(model, 'lag', max_versions, dbt_tablestream.seconds_of(max_age)) }}
+  {{ dbt_tablestream._stream_test_failures(model, 'lag', max_versions, dbt_tablestream._seconds_of(max_age)) }}
 {% endtest %}

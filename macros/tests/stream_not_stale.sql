@@ -7,5 +7,5 @@
   {%- if warn_within is not none -%}
     {{ config(fail_calc="coalesce(max(case when severity = 'error' then 2 else 1 end), 0)", warn_if='>= 1', error_if='>= 2') }}
   {%- endif -%}
-  {{ dbt_tablestream.stream_test_failures(model, 'stale', warn_within=warn_within) }}
+  {{ dbt_tablestream._stream_test_failures(model, 'stale', warn_within=warn_within) }}
 {% endtest %}

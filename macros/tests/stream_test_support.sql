@@ -1,7 +1,7 @@
 {#-- What the stream generic tests share: the streams writing into a model, as failing rows. --#}
 
-{% macro stream_test_failures(model, check, max_versions=none, max_seconds=none, warn_within=none) %}
-  {%- set warn_seconds = dbt_tablestream.seconds_of(warn_within, 'warn_within') -%}
+{% macro _stream_test_failures(model, check, max_versions=none, max_seconds=none, warn_within=none) %}
+  {%- set warn_seconds = dbt_tablestream._seconds_of(warn_within, 'warn_within') -%}
   {%- set no_rows = "select cast(null as string) as stream_name, cast(null as string) as problem, cast(null as string) as severity where 1 = 0" -%}
   {%- if not execute -%}{{ return(no_rows) }}{%- endif -%}
   {%- set failures = [] -%}
@@ -11,12 +11,12 @@
     {%- do failures.append(['(none)', 'no stream writes into ' ~ target ~ ' yet: run its model first']) -%}
   {%- endif -%}
   {%- for position in positions -%}
-    {%- set status = dbt_tablestream.stream_status(position, lag_only=(check == 'lag')) -%}
+    {%- set status = dbt_tablestream._stream_status(position, lag_only=(check == 'lag')) -%}
     {%- if check == 'stale' and status.stale -%}
       {%- do failures.append([status.stream_name, status.problem]) -%}
     {%- elif check == 'stale' and warn_seconds is not none and status.at_risk_in_seconds is not none and status.at_risk_in_seconds < warn_seconds -%}
       {%- do failures.append([status.stream_name, 'goes stale from ' ~ status.at_risk_from ~ ' (in '
-          ~ dbt_tablestream.format_duration([status.at_risk_in_seconds, 0] | max) ~ ', within warn_within ' ~ dbt_tablestream.format_duration(warn_seconds)
+          ~ dbt_tablestream._format_duration([status.at_risk_in_seconds, 0] | max) ~ ', within warn_within ' ~ dbt_tablestream._format_duration(warn_seconds)
           ~ ') if it is not run: its oldest unconsumed change of ' ~ status.source ~ ' then passes the source''s file retention. Run '
           ~ (status.target.split('.') | last) ~ ' before then, or raise the source''s delta.deletedFileRetentionDuration.', 'warn']) -%}
     {%- elif check == 'lag' -%}
@@ -24,15 +24,15 @@
         {%- do failures.append([status.stream_name, status.lag_versions ~ ' versions behind ' ~ status.source ~ ' (at most ' ~ max_versions ~ ')']) -%}
       {%- endif -%}
       {%- if max_seconds is not none and (status.lag_seconds is none or status.lag_seconds > max_seconds) -%}
-        {%- do failures.append([status.stream_name, dbt_tablestream.format_duration(status.lag_seconds) ~ ' behind ' ~ status.source ~ ' (at most ' ~ dbt_tablestream.format_duration(max_seconds) ~ ')']) -%}
+        {%- do failures.append([status.stream_name, dbt_tablestream._format_duration(status.lag_seconds) ~ ' behind ' ~ status.source ~ ' (at most ' ~ dbt_tablestream._format_duration(max_seconds) ~ ')']) -%}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if not failures -%}{{ return(no_rows) }}{%- endif -%}
   {%- set selects = [] -%}
   {%- for failure in failures -%}
-    {%- do selects.append('select ' ~ dbt_tablestream.sql_string(failure[0]) ~ ' as stream_name, ' ~ dbt_tablestream.sql_string(failure[1])
-        ~ ' as problem, ' ~ dbt_tablestream.sql_string(failure[2] if failure | length > 2 else 'error') ~ ' as severity') -%}
+    {%- do selects.append('select ' ~ dbt_tablestream._sql_string(failure[0]) ~ ' as stream_name, ' ~ dbt_tablestream._sql_string(failure[1])
+        ~ ' as problem, ' ~ dbt_tablestream._sql_string(failure[2] if failure | length > 2 else 'error') ~ ' as severity') -%}
   {%- endfor -%}
   {{ return(selects | join('\nunion all\n')) }}
 {% endmacro %}
@@ -40,7 +40,7 @@
 
 {#-- A duration as seconds: a number, or '<n> second(s)|minute(s)|hour(s)|day(s)'; `name` is the
      setting's, for the error. --#}
-{% macro seconds_of(age, name='max_age') %}
+{% macro _seconds_of(age, name='max_age') %}
   {%- if age is none or age is number -%}{{ return(age) }}{%- endif -%}
   {%- set match = modules.re.fullmatch('\\s*(\\d+)\\s*(second|minute|hour|day)s?\\s*', age | string) -%}
   {%- if not match -%}
@@ -65,16 +65,16 @@
         ~ positions | length ~ ". Run the stream_merge model first.") }}
   {%- endif -%}
   {%- set position = positions[0] -%}
-  {%- set source = dbt_tablestream.parse_relation(position.source) -%}
+  {%- set source = dbt_tablestream._parse_relation(position.source) -%}
   {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='name') | map('lower') | list -%}
   {%- set target_columns = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
   {%- set shared = [] -%}
   {%- for column in target_columns if column | lower in source_columns -%}{%- do shared.append(adapter.quote(column)) -%}{%- endfor -%}
-  {%- set snapshot = dbt_tablestream.stream_input(dbt_tablestream.stream_settings_of({}, 'mirrors_source on ' ~ target, none), {
+  {%- set snapshot = dbt_tablestream._stream_input(dbt_tablestream._stream_settings_of({}, 'mirrors_source on ' ~ target, none), {
       'stream': position.stream_name, 'epoch': position.epoch, 'source': position.source, 'source_table_id': position.source_table_id,
       'after': position.to_version - 1, 'through': position.to_version, 'snapshot': true, 'timestamp': position.committed_at,
       'view': '__tablestream_mirror__' ~ position.stream_name ~ '__' ~ position.to_version}) -%}
-  {%- set at_offset = dbt_tablestream.register_stream_window(source, snapshot, none) -%}
+  {%- set at_offset = dbt_tablestream._register_stream_window(source, snapshot, none) -%}
   {%- set soft = '_deleted' in target_columns -%}
   with source_rows as (
     select {{ shared | join(', ') }} from {{ at_offset }}

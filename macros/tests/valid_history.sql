@@ -7,7 +7,7 @@
   {%- if keys is not sequence or not keys or keys | reject('string') | list -%}
     {{ exceptions.raise_compiler_error("valid_history on " ~ model ~ ": unique_key must be a column name or a list of column names, got " ~ unique_key) }}
   {%- endif -%}
-  {%- set key_list = dbt_tablestream.quoted_columns(keys) -%}
+  {%- set key_list = dbt_tablestream._quoted_columns(keys) -%}
   {%- set from_column = adapter.quote(valid_from) -%}
   {%- set to_column = adapter.quote(valid_to) -%}
 with __tablestream_versions as (

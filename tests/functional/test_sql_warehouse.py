@@ -51,7 +51,7 @@ def test_what_cannot_be_applied_exactly_once_without_settings_is_refused_and_wri
         },
     )
     bench.create_source([(1, "a", 1)])
-    # The refusals say which protocol runs and why it was chosen (stream_commit_protocol's reason).
+    # The refusals say which protocol runs and why it was chosen (_stream_commit_protocol's reason).
     reapply = "commit protocol reapply: the local profile's emulate_sql_warehouse refuses session settings"
     bench.refused("bound", "Model bound", reapply, "max_rows_per_file", "delta.targetFileSize", "Nothing was written")
     bench.refused("netted", "Model netted", reapply, "net_changes: false", "Nothing was written")

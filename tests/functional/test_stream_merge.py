@@ -183,7 +183,7 @@ def test_keyed_table_stream_logs_net_changes(tmp_path: Path, stream_read: str) -
 # (`-m soak`). The default suite crashes a stream_merge after its target commit in
 # test_several_streams (the union of two streams, recovered from its inputs' markers by the same
 # resolve_stream and stream_commit), and a table_stream after its target commit and after the offsets
-# append (finish_stream_run, shared by both materializations) in test_table_stream.
+# append (_finish_stream_run, shared by both materializations) in test_table_stream.
 CRASH_POINTS = [
     pytest.param(["before_target_commit", "after_target_commit"], id="target-commit", marks=pytest.mark.soak),
     pytest.param(["after_offsets_append"], id="offsets-append", marks=pytest.mark.soak),

@@ -152,7 +152,7 @@ class ModelRender:
         self.source_columns = [column_class(column.name, column.data_type) for column in source.columns.values()]
         self.output_columns = list(node.columns)
         self.config = node.config
-        self.settings: dict[str, Any] = self.package["stream_settings"]()
+        self.settings: dict[str, Any] = self.package["_stream_settings"]()
 
     def call(self, macro: str, *args: Any) -> Any:
         return self.package[macro](*args)
@@ -161,7 +161,7 @@ class ModelRender:
         """What `dbt run-operation dbt_tablestream.enable_change_tracking` sends for the source."""
         sql = self.call("set_table_properties_sql", self.source, {"delta.enableChangeDataFeed": "true"})
         yield Statement("operations", "enable_change_tracking", str(sql).strip())
-        offsets = self.package["offsets_relation"]()
+        offsets = self.package["_offsets_relation"]()
         yield Statement("operations", "show_streams", str(self.call("latest_stream_offsets_sql", offsets)).strip())
 
     def scenario(self, scenario: str) -> Iterator[Statement]:
@@ -176,15 +176,15 @@ class ModelRender:
             yield statement("changelog_session", "select version()")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled")
             yield statement("changelog_session", "set spark.databricks.delta.changelogV2.enabled = true")
-        offsets = self.package["offsets_relation"]()
-        # The target's newest commits first (stream_history_reads): the marker is in the newest.
-        recent_target = self.call("stream_history_reads")[0]
+        offsets = self.package["_offsets_relation"]()
+        # The target's newest commits first (_stream_history_reads): the marker is in the newest.
+        recent_target = self.call("_stream_history_reads")[0]
         if not first:
             yield statement("offsets_read", self.call("read_stream_offset_sql", offsets, stream["stream"]))
             yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
         # resolve_stream: the source's state in two statements, its history LIMIT chosen by the position.
         whole_history = first and (start_at == "earliest" or (isinstance(start_at, dict) and "timestamp" in start_at))
-        recent = 1 if first and start_at in ("snapshot", "latest") else self.call("stream_recent_history")
+        recent = 1 if first and start_at in ("snapshot", "latest") else self.call("_stream_recent_history")
         yield statement("source_state", self.call("describe_detail_sql", self.source))
         yield statement(
             "source_state", self.call("describe_history_sql", self.source, None if whole_history else recent)
@@ -216,9 +216,9 @@ class ModelRender:
         if mode != "overwrite":
             yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
         # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
-        # (stream_compaction_due: the rendered stream has no logged runs).
+        # (_stream_compaction_due: the rendered stream has no logged runs).
         layout = {"max_rows_per_file": self.settings["max_rows_per_file"]} if materialized == "stream_merge" else {}
-        for sql in self.call("stream_commit_open_sql", self.call("stream_group", [stream]), layout):
+        for sql in self.call("stream_commit_open_sql", self.call("_stream_group", [stream]), layout):
             yield statement("commit_open", sql)
         yield steps[-1]
         for sql in self.call("stream_commit_close_sql", layout):
@@ -230,7 +230,7 @@ class ModelRender:
         unlogged_only = self.call("_protocol_step", "unlogged_only")({"inputs": [stream]})
         yield statement(
             "offsets_append",
-            self.call("offsets_log_append_sql", offsets, row, self.call("offsets_columns"), unlogged_only),
+            self.call("offsets_log_append_sql", offsets, row, self.call("_offsets_columns"), unlogged_only),
         )
         if not first:
             yield statement("pause_point", self.call("pause_sql", 1.5))
@@ -267,7 +267,7 @@ class ModelRender:
             "snapshot": snapshot,
             "timestamp": LATEST_TIMESTAMP,
         }
-        stream: dict[str, Any] = self.call("stream_input", self.settings, fields)
+        stream: dict[str, Any] = self.call("_stream_input", self.settings, fields)
         if snapshot or after < through:
             stream["view"] = "window"
         return stream
@@ -298,7 +298,7 @@ class ModelRender:
             return
         # on_schema_change 'ignore' (the default) with no schema change: no view, the rows' own select.
         select_sql = f"select {', '.join(self.output_columns)} from ({rows_sql}) as __tablestream_rows"
-        group = self.call("stream_group", [stream])  # the materialization's stream: its inputs' group
+        group = self.call("_stream_group", [stream])  # the materialization's stream: its inputs' group
         yield statement("write", self.call("stream_write_sql", self.this, select_sql, "append", group))
 
     def stream_merge_write(
@@ -316,11 +316,11 @@ class ModelRender:
                 types = {column.name: column.dtype for column in self.source_columns}
                 column_class = self.context["api"]["Column"]
                 schema = [column_class(column, types.get(column, "string")) for column in self.output_columns]
-                spec = self.call("stream_key_ranges_spec", schema, keys[0], settings["merge_key_ranges"])
+                spec = self.call("_stream_key_ranges_spec", schema, keys[0], settings["merge_key_ranges"])
             yield statement("null_keys", self.call("stream_null_keys_sql", compiled, keys, settings["sequence"], spec))
             if spec is not None:
                 key_ranges = [
-                    [self.call("key_range_literal", value, spec["type"]) for value in pair] for pair in KEY_RANGES
+                    [self.call("_key_range_literal", value, spec["type"]) for value in pair] for pair in KEY_RANGES
                 ]
         args = {
             "compiled_code": compiled,
@@ -328,7 +328,7 @@ class ModelRender:
             "columns": self.output_columns,
             "data_columns": data_columns,
             "settings": settings,
-            "stream": self.call("stream_group", [stream]),
+            "stream": self.call("_stream_group", [stream]),
             "target": self.this,
             "existing": None if first else self.this,
             "rebuild": first,

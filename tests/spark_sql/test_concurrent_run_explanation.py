@@ -22,7 +22,7 @@ MARKER = {
     "tablestream.source_table_id": "81702017-2952-451c-85c6-14256900d07f",
     "tablestream.invocation_id": "63cac994-f9e1-4d9f-9925-60bee022aa25",
 }
-# The shape every commit has now: a group of one input (stream_marker_metadata).
+# The shape every commit has now: a group of one input (_stream_marker_metadata).
 GROUP_OF_ONE = {
     **{key: MARKER[key] for key in ("tablestream.stream", "tablestream.stream_id", "tablestream.to")},
     "tablestream.source": MARKER["tablestream.source"],
@@ -52,7 +52,7 @@ def delta_conflict_message(marker: dict[str, object]) -> str:
 
 @pytest.mark.parametrize("marker", [GROUP_OF_ONE, MARKER], ids=["group_of_one", "single_shape"])
 def test_a_lost_race_is_explained_with_the_winners_window(renderer: SparkRenderer, marker: dict[str, object]) -> None:
-    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    explain = renderer.model("orders_changes").package["_concurrent_run_explanation"]
     explanation = str(explain("current", delta_conflict_message(marker)))
     assert explanation.startswith("Stream current__app_t on app.t is being consumed by another run: ")
     assert "run 63cac994-f9e1-4d9f-9925-60bee022aa25 committed the window (1, 3] to model current" in explanation
@@ -61,7 +61,7 @@ def test_a_lost_race_is_explained_with_the_winners_window(renderer: SparkRendere
 
 
 def test_other_errors_are_not_explained(renderer: SparkRenderer) -> None:
-    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    explain = renderer.model("orders_changes").package["_concurrent_run_explanation"]
     assert explain("current", "[TABLE_OR_VIEW_NOT_FOUND] The table or view `app`.`t` cannot be found.") is None
     # A conflict between commits that carry no stream marker is Delta's business alone.
     unmarked = delta_conflict_message(MARKER).replace("tablestream.", "other.")
@@ -71,7 +71,7 @@ def test_other_errors_are_not_explained(renderer: SparkRenderer) -> None:
 def test_a_conflict_between_two_writers_of_a_stream_target_is_explained(renderer: SparkRenderer) -> None:
     """Under the reapply protocol (a SQL warehouse) no marker names the window: Delta's conflict
     class and the model's streams do."""
-    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    explain = renderer.model("orders_changes").package["_concurrent_run_explanation"]
     message = (
         "io.delta.exceptions.ConcurrentAppendException: [DELTA_CONCURRENT_APPEND.WITHOUT_HINT] Transaction conflict"
         " detected. a concurrent MERGE added data to table spark_catalog.analytics.current committed at version 1."
@@ -86,7 +86,7 @@ def test_a_conflict_between_two_runs_logging_one_window_is_explained(renderer: S
     """Under the reapply protocol the offsets log takes a window once: of two runs logging it at
     once, Delta refuses the later's row (its stream's partition of the log), after its write
     applied the window again."""
-    explain = renderer.model("orders_changes").package["concurrent_run_explanation"]
+    explain = renderer.model("orders_changes").package["_concurrent_run_explanation"]
     message = (
         "[DELTA_CONCURRENT_APPEND.WITH_PARTITION_HINT] Transaction conflict detected. a concurrent MERGE added data"
         " to table spark_catalog.analytics.tablestream_offsets committed at version 3. The concurrent operation"

@@ -104,7 +104,7 @@ def test_a_file_whose_statistics_count_every_data_column_is_not_described(render
 
     def proven(source_files: dict[str, Any], stats: dict[str, Any]) -> Any:
         file = {"name": PATH, "path": PATH, "partition": {}, "stats": stats}
-        return model.call("delta_log_file_columns_from_statistics", source_files, file, columns)
+        return model.call("_delta_log_file_columns_from_statistics", source_files, file, columns)
 
     schema = proven(files, {"numRecords": 3, "nullCount": counted})
     assert [column["name"] for column in schema] == names[:-1]
@@ -119,10 +119,10 @@ def test_a_file_whose_statistics_count_every_data_column_is_not_described(render
     # A struct may have gained a nested field since the file was written: its footer tells.
     nested = [{"name": "id", "dtype": "bigint"}, {"name": "address", "dtype": "struct<city:string>"}]
     file = {"name": PATH, "path": PATH, "partition": {}, "stats": {"nullCount": {"id": 0, "address": {"city": 0}}}}
-    assert model.call("delta_log_file_columns_from_statistics", files, file, nested) is None
+    assert model.call("_delta_log_file_columns_from_statistics", files, file, nested) is None
     flat = [{"name": "id", "dtype": "bigint"}, {"name": "city", "dtype": "string"}]
     file = {"name": PATH, "path": PATH, "partition": {}, "stats": {"nullCount": {"id": 0, "city": 0}}}
-    assert model.call("delta_log_file_columns_from_statistics", {**files, "partition_columns": []}, file, flat) == flat
+    assert model.call("_delta_log_file_columns_from_statistics", {**files, "partition_columns": []}, file, flat) == flat
 
 
 @pytest.mark.parametrize(
@@ -140,7 +140,9 @@ def test_a_source_that_may_have_widened_a_type_is_known_by_its_features_or_prope
 ) -> None:
     model = renderer.model("orders_changes")
     detail = {"format": "delta", "id": "t-1", "location": "/lake/t", "partitionColumns": [], "tableFeatures": features}
-    state = model.call("stream_source_state_of", "s", "app.t", detail, {"version": 3, "timestamp": "t"}, properties, [])
+    state = model.call(
+        "_stream_source_state_of", "s", "app.t", detail, {"version": 3, "timestamp": "t"}, properties, []
+    )
     assert state["files"]["type_widening"] is widening
 
 
@@ -189,7 +191,7 @@ def test_a_file_several_commits_changed_by_vector_is_scanned_once_for_all_of_the
     for commit in commits:
         for entry in commit["removes"] + commit["adds"]:
             entry["stats"]["nullCount"] = counted
-    direct = model.call("delta_log_direct_reads")
+    direct = model.call("_delta_log_direct_reads")
     read = model.call("delta_log_vector_position_reads_sql", {"files": files}, commits, columns, direct)
     selects = [str(select) for select in read["selects"]]
     assert {version: list(paths) for version, paths in read["paths_left"].items()} == {7: [], 8: []}

@@ -86,7 +86,7 @@ def test_glob_regex_matches_like_fnmatch(
 ) -> None:
     import fnmatch
 
-    regex = str(renderer.model("orders_current").call("glob_regex", patterns))
+    regex = str(renderer.model("orders_current").call("_glob_regex", patterns))
     literal = regex.replace("\\", "\\\\").replace("'", "\\'")
     assert spark.sql(f"select '{path}' rlike '{literal}'").collect()[0][0] is matches
     assert any(fnmatch.fnmatchcase(path, pattern) for pattern in patterns) is matches

@@ -112,7 +112,7 @@ def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRender
         if model == "orders_current_changes":  # stream_read: changelog, refused under reapply
             continue
         render = reapply_renderer.model(model)
-        assert render.call("stream_commit_protocol")["name"] == "reapply"
+        assert render.call("_stream_commit_protocol")["name"] == "reapply"
         statements = list(render.scenario("next_run"))
         writes[model] = next(s.sql for s in statements if s.step == "write")
         appends[model] = next(s.sql for s in statements if s.step == "offsets_append")
@@ -169,5 +169,5 @@ def test_delta_grammar_check_rejects_what_delta_rejects(sql: str, accepted: bool
 def test_apply_as_deletes_columns_are_found_outside_literals_and_functions(
     expression: str, columns: list[str], renderer: SparkRenderer
 ) -> None:
-    found = renderer.model("order_events_current").call("expression_columns", expression)
+    found = renderer.model("order_events_current").call("_expression_columns", expression)
     assert sorted(found) == sorted(columns)

@@ -51,7 +51,7 @@ def refusal(renderer: SparkRenderer, path: Path, after: int) -> dict | None:
     """The refusal (kind, message) of the window (after, latest], or None when it is readable."""
     macros = renderer.model("orders_changes").package
     through = DeltaTable(str(path)).version()
-    return macros["window_commits_problem"](window(after, through), history_rows(path))
+    return macros["_window_commits_problem"](window(after, through), history_rows(path))
 
 
 def check(renderer: SparkRenderer, path: Path, after: int) -> str | None:
@@ -134,7 +134,7 @@ def test_marker_recovery_reads_the_stream_marker_from_user_metadata(renderer: Sp
     commit("other__app_t", 9)
     write_deltalake(tmp_path, pa.table({"x": [0]}), mode="append")  # a commit without a marker
     macros = renderer.model("orders_changes").package
-    marker = macros["find_marker"](history_rows(tmp_path), "log__app_t")
+    marker = macros["_find_marker"](history_rows(tmp_path), "log__app_t")
     assert marker == {
         "commit_version": 0,
         "stream": "log__app_t",
@@ -144,11 +144,11 @@ def test_marker_recovery_reads_the_stream_marker_from_user_metadata(renderer: Sp
         "to": 5,
         "invocation_id": "i",
     }
-    assert macros["find_marker"](history_rows(tmp_path), "missing__app_t") is None
+    assert macros["_find_marker"](history_rows(tmp_path), "missing__app_t") is None
 
 
 def test_a_window_of_appends_alone_is_known_by_its_history(renderer: SparkRenderer, tmp_path: Path) -> None:
-    """window_appends_only: every commit of the window an append (WRITE in mode Append, a streaming
+    """_window_appends_only: every commit of the window an append (WRITE in mode Append, a streaming
     append, a CREATE TABLE AS SELECT), as delta-rs and Spark write DESCRIBE HISTORY's rows; any
     other commit, or a version the rows leave out, is not."""
     write_deltalake(tmp_path, people([(1, "a", 1)]), configuration=CDF)  # version 0
@@ -158,7 +158,7 @@ def test_a_window_of_appends_alone_is_known_by_its_history(renderer: SparkRender
     write_deltalake(tmp_path, people([(4, "d", 4)]), mode="append")  # 4
     DeltaTable(str(tmp_path)).delete("id = 4")  # 5
     rows = history_rows(tmp_path)
-    appends_only = renderer.model("orders_changes").package["window_appends_only"]
+    appends_only = renderer.model("orders_changes").package["_window_appends_only"]
     assert [appends_only(0, 2, rows), appends_only(1, 2, rows), appends_only(3, 4, rows)] == [True, True, True]
     assert [appends_only(2, 3, rows), appends_only(0, 4, rows), appends_only(4, 5, rows)] == [False, False, False]
     assert appends_only(2, 2, rows) is False, "an empty window"

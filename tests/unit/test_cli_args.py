@@ -153,7 +153,7 @@ def test_exit_1_for_no_such_stream_and_0_for_no_streams_without_a_jvm(
     assert main(["history", "nope", "--project-dir", root, "--json"]) == 1
     document = json_error(capsys)
     assert document["exit_code"] == 1
-    assert document["error"] == str(render("no_such_stream_message", "nope", ["dev_schema.tablestream_offsets"], []))
+    assert document["error"] == str(render("_no_such_stream_message", "nope", ["dev_schema.tablestream_offsets"], []))
     assert main(["history", "nope", "--project-dir", root, "--schema", "other"]) == 1
     captured = capsys.readouterr()
     assert (
@@ -168,14 +168,14 @@ def test_exit_1_for_no_such_stream_and_0_for_no_streams_without_a_jvm(
 
 def test_a_failed_operation_is_no_such_stream_only_on_the_packages_refusal() -> None:
     """The run-operation path tells "no such stream" (exit 1) from other errors by the package's
-    own message (no_such_stream_message), as dbt reports it."""
+    own message (_no_such_stream_message), as dbt reports it."""
     assert no_such_stream_prefix() == "No stream or stream model "
-    refusal = str(render("no_such_stream_message", "x", ["a.tablestream_offsets"], ["s"]))
+    refusal = str(render("_no_such_stream_message", "x", ["a.tablestream_offsets"], ["s"]))
     wrapped = (
         "Compilation Error in macro stream_history (macros/operations/stream_history.sql)\n"
-        "  Compilation Error in macro find_stream_positions (macros/operations/stream_positions.sql)\n"
+        "  Compilation Error in macro _find_stream_positions (macros/operations/stream_positions.sql)\n"
         f"    {refusal}\n\n"
-        "    > in macro find_stream_positions (macros/operations/stream_positions.sql)\n"
+        "    > in macro _find_stream_positions (macros/operations/stream_positions.sql)\n"
         "    > called by macro stream_history (macros/operations/stream_history.sql)"
     )
     error = operation_error("drop_stream", wrapped)

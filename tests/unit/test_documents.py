@@ -36,20 +36,20 @@ HEALTH: dict[str, Any] = dict.fromkeys(StreamHealth.__annotations__)
 
 
 def test_the_status_document_has_the_keys_of_its_type_in_order() -> None:
-    document = render("stream_status_document", {**ROW, "stream_mode": "standard"}, HEALTH)
+    document = render("_stream_status_document", {**ROW, "stream_mode": "standard"}, HEALTH)
     assert list(document) == list(StreamStatus.__annotations__)
     assert set(StreamHealth.__annotations__) <= set(document)
 
 
 def test_the_history_and_pending_entries_have_the_keys_of_their_types_in_order() -> None:
-    assert list(render("stream_history_entry", ROW)) == list(HistoryEntry.__annotations__)
+    assert list(render("_stream_history_entry", ROW)) == list(HistoryEntry.__annotations__)
     reason = {"source_version": 5, "reason": "2 commits"}
-    assert list(render("pending_entry", ROW, "m", reason)) == list(PendingEntry.__annotations__)
-    assert list(render("pending_entry", None, "m")) == list(PendingEntry.__annotations__)
+    assert list(render("_pending_entry", ROW, "m", reason)) == list(PendingEntry.__annotations__)
+    assert list(render("_pending_entry", None, "m")) == list(PendingEntry.__annotations__)
 
 
 def test_an_offsets_row_has_the_log_s_columns_and_its_modes_are_the_spec_s() -> None:
-    assert list(OffsetsRow.__annotations__) == render("offsets_columns", True)
-    spec = render("stream_config_spec")
+    assert list(OffsetsRow.__annotations__) == render("_offsets_columns", True)
+    spec = render("_stream_config_spec")
     assert list(get_args(StreamMode)) == list(spec["stream_mode"]["accepted"])
     assert list(get_args(OffsetsMode)) == [*get_args(StreamMode), RESET, DROPPED]

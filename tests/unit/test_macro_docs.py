@@ -63,7 +63,7 @@ def test_every_engine_piece_dispatches_and_nothing_calls_an_implementation() -> 
 
 
 def test_the_commit_protocol_is_chosen_in_one_place() -> None:
-    """docs/architecture.md, "Exactly once without session settings": stream_commit_protocol
+    """docs/architecture.md, "Exactly once without session settings": _stream_commit_protocol
     chooses the protocol, and every other macro reaches a protocol's step through _protocol_step,
     never testing which protocol runs; each protocol file defines the same steps."""
     chooser = MACROS / "protocols" / "commit_protocol.sql"
@@ -224,7 +224,7 @@ def test_the_argument_check_finds_each_kind_of_problem(tmp_path: Path) -> None:
 
 
 def test_a_stream_is_named_in_messages_by_stream_subject_alone() -> None:
-    """How a refusal names a stream is spelled once (stream_value.sql, stream_subject): a message
+    """How a refusal names a stream is spelled once (stream_value.sql, _stream_subject): a message
     that spells `Stream <name>` itself drifts from the others when the wording changes."""
     spelled = re.compile(r"""["']Stream ["']\s*~""")
     found = [
@@ -234,7 +234,7 @@ def test_a_stream_is_named_in_messages_by_stream_subject_alone() -> None:
         if spelled.search(line)
     ]
     lines = (MACROS / "streams" / "stream_value.sql").read_text().splitlines()
-    definition = next(number for number, line in enumerate(lines, 1) if "macro stream_subject" in line)
+    definition = next(number for number, line in enumerate(lines, 1) if "macro _stream_subject" in line)
     assert found == [f"streams/stream_value.sql:{definition + 1}"]
 
 

@@ -97,7 +97,7 @@ def test_the_stream_api_renders_the_package_macros() -> None:
         "set spark.databricks.delta.write.txnVersion = 7",
     ]
     assert '"tablestream.invocation_id": "run-1"' in opened[2]
-    problem = render("window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", [])
+    problem = render("_window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", [])
     assert problem["kind"] == "recreated"
     message = problem["message"]
     assert message.startswith("Stream s: the source app.t was dropped and recreated") and message.endswith("Reset it.")
@@ -132,24 +132,26 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
     disable = '{"properties": "{\\"delta.enableRowTracking\\":\\"false\\"}"}'
     feed_off = '{"properties": "{\\"delta.enableChangeDataFeed\\":\\"false\\"}"}'
     late = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", enable), commit(7, "WRITE")]
-    refusal = render("window_commits_problem", stream, late)
+    refusal = render("_window_commits_problem", stream, late)
     assert refusal["kind"] == "untracked"
     problem = refusal["message"]
     assert problem.startswith("Stream s: row tracking was enabled on app.t at version 6, after the first version 5")
     assert "run the model once with stream_read: table_changes" in problem and problem.endswith("reset it.")
     off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", disable), commit(7, "WRITE")]
-    assert "row tracking was disabled on app.t at version 6" in render("window_commits_problem", stream, off)["message"]
+    assert (
+        "row tracking was disabled on app.t at version 6" in render("_window_commits_problem", stream, off)["message"]
+    )
     at_start = [commit(5, "SET TBLPROPERTIES", enable), commit(6, "WRITE"), commit(7, "SET TBLPROPERTIES", feed_off)]
-    assert render("window_commits_problem", stream, at_start) is None
+    assert render("_window_commits_problem", stream, at_start) is None
     # The same history read through the change feed: only the feed's settings count.
     feed = {**stream, "read": "table_changes"}
-    assert render("window_commits_problem", feed, late) is None
+    assert render("_window_commits_problem", feed, late) is None
     feed_turned_off = [commit(5, "WRITE"), commit(6, "SET TBLPROPERTIES", feed_off), commit(7, "WRITE")]
     assert (
         "change data feed of app.t was not enabled at version 7"
-        in render("window_commits_problem", feed, feed_turned_off)["message"]
+        in render("_window_commits_problem", feed, feed_turned_off)["message"]
     )
-    assert render("window_commits_problem", stream, feed_turned_off) is None
+    assert render("_window_commits_problem", stream, feed_turned_off) is None
 
 
 @pytest.mark.parametrize(
@@ -165,7 +167,7 @@ def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:
 def test_the_changelog_needs_spark_4_2_and_delta_4_4(spark_version: str, delta_value: str, named: str | None) -> None:
     from dbt_tablestream._macros import render
 
-    problem = render("changelog_session_problem", "s", spark_version, delta_value)
+    problem = render("_changelog_session_problem", "s", spark_version, delta_value)
     if named is None:
         assert problem is None
         return
@@ -176,8 +178,8 @@ def test_the_changelog_needs_spark_4_2_and_delta_4_4(spark_version: str, delta_v
 def test_markers_of_both_shapes_are_read_by_one_reader() -> None:
     """A target's history holds markers of one stream (the single shape an earlier version of the
     package wrote) and of a group (each input's marker under tablestream.inputs, the shape every
-    commit has now); find_marker, find_commit_marker and own_commit read both through
-    stream_commit_markers, newest commit first, and skip commits without a marker."""
+    commit has now); _find_marker, _find_commit_marker and _own_commit read both through
+    _stream_commit_markers, newest commit first, and skip commits without a marker."""
     import json
 
     from dbt_tablestream._macros import render
@@ -216,26 +218,26 @@ def test_markers_of_both_shapes_are_read_by_one_reader() -> None:
         marked(4, group),
     ]
 
-    assert render("find_marker", history, "m__a") == {"commit_version": 7, **single}
-    assert render("find_marker", history, "m__b") == {
+    assert render("_find_marker", history, "m__a") == {"commit_version": 7, **single}
+    assert render("_find_marker", history, "m__b") == {
         "commit_version": 4,
         "stream": "m__b",
         "stream_id": "tablestream/m__b/0",
         "epoch": 0,
         "to": 9,
     }
-    assert render("find_marker", history, "m__a+m__b") is None, "a group's own marker is not an input's"
-    assert render("find_commit_marker", history, "m__a+m__b") == {"commit_version": 4, **group_own}
-    assert render("find_commit_marker", history, "m__a") == {"commit_version": 7, **single}
-    assert render("find_marker", history, "m__c") is None
+    assert render("_find_marker", history, "m__a+m__b") is None, "a group's own marker is not an input's"
+    assert render("_find_commit_marker", history, "m__a+m__b") == {"commit_version": 4, **group_own}
+    assert render("_find_commit_marker", history, "m__a") == {"commit_version": 7, **single}
+    assert render("_find_marker", history, "m__c") is None
     # The oldest commit carrying this run's marker is its own (a compaction after it carries it too).
-    assert render("own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-2") == {
+    assert render("_own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-2") == {
         "commit_version": 6,
         "stream_id": "tablestream/m__a/1",
         "to": 5,
     }
     assert (
-        render("own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-3") is None
+        render("_own_commit", history, {"stream_id": "tablestream/m__a/1", "through": 5}, invocation_id="run-3") is None
     )
     group_stream = {"stream_id": "tablestream/m__a+m__b/0+0", "through": 11}
-    assert render("own_commit", history, group_stream, invocation_id="run-1")["commit_version"] == 4
+    assert render("_own_commit", history, group_stream, invocation_id="run-1")["commit_version"] == 4

@@ -1,5 +1,5 @@
 """The stream settings: one table of every config's default and accepted values
-(`stream_config_spec`), one validation that fills them (`stream_settings_of`), rendered here
+(`_stream_config_spec`), one validation that fills them (`_stream_settings_of`), rendered here
 through the package's own macros as the PySpark API renders them, with no Spark.
 
 docs/configuration.md is rendered from the table: `TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit`
@@ -20,12 +20,12 @@ from dbt_tablestream.exceptions import StreamError
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "configuration.md"
-SPEC: dict[str, dict[str, Any]] = render("stream_config_spec")
+SPEC: dict[str, dict[str, Any]] = render("_stream_config_spec")
 MATERIALIZATIONS = ("table_stream", "stream_merge")
 
 
 def settings_of(raw: dict[str, Any], materialized: str = "table_stream") -> dict[str, Any]:
-    return render("stream_settings_of", raw, "Model m", materialized)
+    return render("_stream_settings_of", raw, "Model m", materialized)
 
 
 def applies_to(entry: dict[str, Any]) -> list[str]:
@@ -45,7 +45,7 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
                 expected = ["id"] if raw else []
             assert settings[name] == expected, (materialized, name)
         assert settings["configured"] == list(raw)
-    pyspark = render("stream_settings_of", {}, "Stream s", "pyspark")
+    pyspark = render("_stream_settings_of", {}, "Stream s", "pyspark")
     assert pyspark["start_at"] == SPEC["start_at"]["pyspark"]["default"] == "latest"
     assert pyspark["stream_mode"] == SPEC["stream_mode"]["default"]
 
@@ -82,7 +82,7 @@ def test_each_setting_is_checked_by_its_kind(name: str) -> None:
     entry = SPEC[name]
     with pytest.raises(StreamError) as refused:
         settings_of({"unique_key": "id", name: {"a": 1}}, applies_to(entry)[-1])
-    accepted = render("stream_config_accepted", entry)
+    accepted = render("_stream_config_accepted", entry)
     unset = " (or leave it unset)" if entry["default"] is None else ""
     expected = (
         f"{name} is not supported" if entry["kind"] == "unsupported" else f"{name} must be {accepted}{unset}, got "
@@ -125,7 +125,7 @@ def test_values_of_the_wrong_kind_are_refused() -> None:
     with pytest.raises(StreamError, match="is a stream_merge model and needs unique_key"):
         settings_of({}, "stream_merge")
     with pytest.raises(StreamError, match=r"invalid start_at 'snapshot'\. Accepted values: latest, earliest"):
-        render("stream_settings_of", {"start_at": "snapshot"}, "Stream s", "pyspark")
+        render("_stream_settings_of", {"start_at": "snapshot"}, "Stream s", "pyspark")
 
 
 def test_stream_merge_chooses_its_strategy_once() -> None:
@@ -141,8 +141,8 @@ def test_stream_merge_chooses_its_strategy_once() -> None:
 
 def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
     """A default stated twice drifts, and a config read around the one reader would miss `meta`:
-    only stream_model_config reads a model's configs (config.get or config.meta_get of a stream
-    config, or of a directory_table's own), and only stream_configs asks it for the spec's."""
+    only _stream_model_config reads a model's configs (config.get or config.meta_get of a stream
+    config, or of a directory_table's own), and only _stream_configs asks it for the spec's."""
     own = ["location", "recursive", "include", "exclude"]
     reads = re.compile(r"config\.(get|meta_get)\(\s*(name\b|['\"](" + "|".join([*SPEC, *own]) + r")['\"])")
     found = []
@@ -159,7 +159,7 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
 
 
 HAND_WRITTEN = (
-    "<!-- Above: rendered from stream_config_spec (TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit rewrites it). "
+    "<!-- Above: rendered from _stream_config_spec (TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit rewrites it). "
     "Below: written by hand, with a section per config in the spec's order. -->"
 )
 
@@ -178,7 +178,7 @@ def config_reference() -> str:
         "# Configuration",
         "",
         "Every config of a `table_stream` or `stream_merge` model: the materializations that take it, its",
-        "kind, its accepted values and its default. This table is rendered from `stream_config_spec`",
+        "kind, its accepted values and its default. This table is rendered from `_stream_config_spec`",
         "(macros/materializations/settings_spec.sql), the one place the package states them; the",
         "validation (one check per kind, settings_kinds.sql), its messages and this table all read it. A",
         "value outside these is refused before any SQL runs, with the accepted values listed. Below the",
@@ -192,7 +192,7 @@ def config_reference() -> str:
         "|---|---|---|---|---|",
     ]
     for name, entry in SPEC.items():
-        accepted = render("stream_config_accepted", entry).replace("|", "\\|")
+        accepted = render("_stream_config_accepted", entry).replace("|", "\\|")
         readers = [f"`{each}`" for each in applies_to(entry)] + (
             ["a model's `changes()`"] if entry.get("change_query") else []
         )
@@ -204,7 +204,7 @@ def config_reference() -> str:
     lines += [
         "",
         "`open_stream(mode=..., start_at=...)`, the PySpark API, takes `stream_mode` as `mode` and",
-        f"`start_at`: {render('stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
+        f"`start_at`: {render('_stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
         "",
         HAND_WRITTEN,
         "",

@@ -1,4 +1,4 @@
-"""The position and window rules (macros/streams/stream_position.sql, stream_source_state_of), as
+"""The position and window rules (macros/streams/stream_position.sql, _stream_source_state_of), as
 the PySpark API renders them: the same macros resolve_stream applies in a dbt run."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def marker(epoch: int, to: int, table_id: str = "t1") -> dict[str, Any]:
 
 
 def position(*args: Any) -> tuple[bool, int, int | None]:
-    found = render("stream_position", *args)
+    found = render("_stream_position", *args)
     return found["restart"], found["epoch"], found["after"]
 
 
@@ -52,14 +52,14 @@ STATE = {"latest_version": 7, "earliest_change_version": 3, "version_at_timestam
     [("snapshot", 7), ("latest", 7), ("earliest", 2), ({"version": 5}, 5), ({"timestamp": "2026-01-01"}, 4)],
 )
 def test_start_at_picks_the_version_a_stream_starts_after(start_at: Any, after: int) -> None:
-    assert render("stream_start_after", start_at, STATE, "s", "app.t") == after
+    assert render("_stream_start_after", start_at, STATE, "s", "app.t") == after
 
 
 def test_start_at_beyond_the_source_or_without_a_feed_is_refused() -> None:
     with pytest.raises(StreamError, match=r"start_at version 9 is beyond the latest version 7 of app\.t"):
-        render("stream_start_after", {"version": 9}, STATE, "s", "app.t")
+        render("_stream_start_after", {"version": 9}, STATE, "s", "app.t")
     with pytest.raises(StreamError, match=r"Stream s: the source app\.t has no readable change feed"):
-        render("stream_start_after", "earliest", {**STATE, "earliest_change_version": None}, "s", "app.t")
+        render("_stream_start_after", "earliest", {**STATE, "earliest_change_version": None}, "s", "app.t")
 
 
 def history(*rows: tuple[int, str, str]) -> list[dict[str, Any]]:
@@ -79,21 +79,21 @@ def test_the_earliest_change_version_is_the_newest_commit_that_set_tracking() ->
     detail = {"format": "delta", "id": "t1"}
     latest = {"version": 3, "timestamp": "2026-11-26 10:00:00"}
     on = {"delta.enableChangeDataFeed": "true"}
-    state = render("stream_source_state_of", "s", "app.t", detail, latest, on, rows)
+    state = render("_stream_source_state_of", "s", "app.t", detail, latest, on, rows)
     assert (state["tracked"], state["earliest_change_version"], state["latest_version"]) == (True, 2, 3)
     # On since creation (no commit names it): the oldest commit in the log.
-    state = render("stream_source_state_of", "s", "app.t", detail, latest, on, history((4, "WRITE", "{}")))
+    state = render("_stream_source_state_of", "s", "app.t", detail, latest, on, history((4, "WRITE", "{}")))
     assert state["earliest_change_version"] == 4
-    state = render("stream_source_state_of", "s", "app.t", detail, latest, {}, rows)
+    state = render("_stream_source_state_of", "s", "app.t", detail, latest, {}, rows)
     assert (state["tracked"], state["earliest_change_version"]) == (False, None)
     with pytest.raises(StreamError, match=r"Stream s: the source app\.t is a parquet table, not Delta"):
-        render("stream_source_state_of", "s", "app.t", {**detail, "format": "parquet"}, latest, on, rows)
+        render("_stream_source_state_of", "s", "app.t", {**detail, "format": "parquet"}, latest, on, rows)
 
 
 def window(after: int, through: int, **fields: Any) -> dict[str, Any]:
-    settings = render("stream_settings_of", {}, "Stream s", "pyspark")
+    settings = render("_stream_settings_of", {}, "Stream s", "pyspark")
     base = {"stream": "s", "epoch": 0, "source": "app.t", "source_table_id": "t1", "after": after, "through": through}
-    return dict(render("stream_input", settings, {**base, **fields}))
+    return dict(render("_stream_input", settings, {**base, **fields}))
 
 
 def commits(*rows: tuple[int, str]) -> list[dict[str, Any]]:
@@ -102,9 +102,9 @@ def commits(*rows: tuple[int, str]) -> list[dict[str, Any]]:
 
 def test_a_window_ends_before_a_schema_change_and_the_next_starts_at_it() -> None:
     rows = commits((3, "WRITE"), (4, "ADD COLUMNS"), (5, "WRITE"), (6, "CHANGE COLUMN"), (7, "WRITE"))
-    parts = render("stream_window_parts", window(2, 7), "t1", rows)
+    parts = render("_stream_window_parts", window(2, 7), "t1", rows)
     assert parts == {"recreated": False, "through": 3, "split": "ADD COLUMNS at version 4", "schema_version": 3}
-    parts = render("stream_window_parts", window(3, 7), "t1", rows[:-1])
+    parts = render("_stream_window_parts", window(3, 7), "t1", rows[:-1])
     assert parts == {
         "recreated": False,
         "through": 5,
@@ -112,20 +112,20 @@ def test_a_window_ends_before_a_schema_change_and_the_next_starts_at_it() -> Non
         "schema_change": "ADD COLUMNS at version 4",
         "schema_version": 5,
     }
-    parts = render("stream_window_parts", window(5, 7), "t1", rows[:2])
+    parts = render("_stream_window_parts", window(5, 7), "t1", rows[:2])
     assert parts == {"recreated": False, "schema_change": "CHANGE COLUMN at version 6"}
 
 
 def test_a_recreated_source_is_not_cut() -> None:
     rows = commits((1, "ADD COLUMNS"), (2, "WRITE"))
-    assert render("stream_window_parts", window(0, 2), "t0", rows) == {"recreated": True}
-    assert render("stream_window_parts", window(9, 2), "t1", None) == {"recreated": True}
-    assert render("stream_window_parts", window(2, 2), "t1", None) == {"recreated": False}
+    assert render("_stream_window_parts", window(0, 2), "t0", rows) == {"recreated": True}
+    assert render("_stream_window_parts", window(9, 2), "t1", None) == {"recreated": True}
+    assert render("_stream_window_parts", window(2, 2), "t1", None) == {"recreated": False}
 
 
 def test_a_window_of_appends_alone_is_marked_appends_only() -> None:
     appends = [{"version": v, "operation": "WRITE", "operationParameters": {"mode": "Append"}} for v in (4, 3)]
-    assert render("stream_window_parts", window(2, 4), "t1", appends) == {"recreated": False, "appends_only": True}
-    assert render("stream_window_parts", window(2, 4), "t0", appends) == {"recreated": True}
+    assert render("_stream_window_parts", window(2, 4), "t1", appends) == {"recreated": False, "appends_only": True}
+    assert render("_stream_window_parts", window(2, 4), "t0", appends) == {"recreated": True}
     overwrite = [{"version": 5, "operation": "WRITE", "operationParameters": {"mode": "Overwrite"}}, *appends]
-    assert render("stream_window_parts", window(2, 5), "t1", overwrite) == {"recreated": False}
+    assert render("_stream_window_parts", window(2, 5), "t1", overwrite) == {"recreated": False}
