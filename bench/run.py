@@ -142,6 +142,29 @@ def change_statements(rows: int, fraction: float, round: int, pattern: str = "cl
     ]
 
 
+def net_window_sql(after: int, through: int) -> str:
+    """The net changes of app.src's versions (after, through]: per key its last change (a delete,
+    or the row as it is now), with `_change_type`."""
+    return f"""
+        select * from (
+          select *, row_number() over (partition by id order by _commit_version desc,
+            case _change_type when 'update_preimage' then 0 else 1 end desc) as last
+          from table_changes('app.src', {after + 1}, {through})
+          where _change_type <> 'update_preimage'
+        ) where last = 1"""
+
+
+def key_ranges_condition(keys: list[int], cap: int = 32) -> str:
+    """The sorted `keys` cut at their widest gaps (wider than one key) into at most `cap` ranges,
+    as the package cuts a window's keys (macros/delta/key_ranges.sql), as a condition on `t.id`."""
+    if not keys:
+        return "false"
+    cuts = sorted(sorted(range(1, len(keys)), key=lambda i: keys[i] - keys[i - 1], reverse=True)[: cap - 1])
+    cuts = [i for i in cuts if keys[i] - keys[i - 1] > 1]
+    bounds = zip([0, *cuts], [*cuts, len(keys)], strict=True)
+    return "(" + " or ".join(f"t.id >= {keys[a]} and t.id <= {keys[b - 1]}" for a, b in bounds) + ")"
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     import pyspark
@@ -325,20 +348,11 @@ class Bench:
         after = self.floor_after[table]
         if through <= after:
             return
-        window = f"""
-              select * from (
-                select *, row_number() over (partition by id order by _commit_version desc,
-                  case _change_type when 'update_preimage' then 0 else 1 end desc) as last
-                from table_changes('app.src', {after + 1}, {through})
-                where _change_type <> 'update_preimage'
-              ) where last = 1"""
+        window = net_window_sql(after, through)
         ranges = ""
         if table == "floor_expert":
             keys = sorted(row[0] for row in self.sql(f"select distinct id from ({window})"))
-            cuts = sorted(sorted(range(1, len(keys)), key=lambda i: keys[i] - keys[i - 1], reverse=True)[:31])
-            cuts = [i for i in cuts if keys[i] - keys[i - 1] > 1]
-            bounds = zip([0, *cuts], [*cuts, len(keys)], strict=True)
-            ranges = " and (" + " or ".join(f"t.id >= {keys[a]} and t.id <= {keys[b - 1]}" for a, b in bounds) + ")"
+            ranges = " and " + key_ranges_condition(keys)
         self.sql(
             f"""
             merge into analytics.{table} as t

@@ -47,7 +47,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import FILE_ROWS, RESULTS, Bench, Measurement, change_statements, source_statements, write_results
+from run import (
+    FILE_ROWS,
+    RESULTS,
+    Bench,
+    Measurement,
+    change_statements,
+    key_ranges_condition,
+    net_window_sql,
+    source_statements,
+    write_results,
+)
 
 # Each candidate and its target: (table, deletion vectors on).
 TARGETS = {
@@ -63,28 +73,6 @@ TARGETS = {
 COLUMNS = "id, category, amount, updated_at"
 BLOOM_THRESHOLD = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
 CONSTRAINT_CHECK = "spark.databricks.delta.replaceWhere.constraintCheck.enabled"
-
-
-def window_sql(after: int, through: int) -> str:
-    """The window's net changes: per key its last change (a delete, or the row as it is now)."""
-    return f"""
-        select {COLUMNS}, _change_type from (
-          select *, row_number() over (partition by id order by _commit_version desc,
-            case _change_type when 'update_preimage' then 0 else 1 end desc) as last
-          from table_changes('app.src', {after + 1}, {through})
-          where _change_type <> 'update_preimage'
-        ) where last = 1"""
-
-
-def key_ranges_condition(keys: list[int], cap: int = 32) -> str:
-    """The window's keys cut at their widest gaps into at most `cap` ranges, as the package cuts
-    them (macros/delta/key_ranges.sql), as an ON-clause conjunct on the target's key."""
-    if not keys:
-        return "false"
-    cuts = sorted(sorted(range(1, len(keys)), key=lambda i: keys[i] - keys[i - 1], reverse=True)[: cap - 1])
-    cuts = [i for i in cuts if keys[i] - keys[i - 1] > 1]
-    bounds = zip([0, *cuts], [*cuts, len(keys)], strict=True)
-    return "(" + " or ".join(f"t.id >= {keys[a]} and t.id <= {keys[b - 1]}" for a, b in bounds) + ")"
 
 
 class Writes:
@@ -124,7 +112,7 @@ class Writes:
         for statement in change_statements(self.rows, 0.001, round, pattern):
             self.sql(statement)
         through = self.latest()
-        self.window = window_sql(self.after, through)
+        self.window = f"select {COLUMNS}, _change_type from ({net_window_sql(self.after, through)})"
         self.sql(f"create or replace table app.window using delta as {self.window}")
         self.after = through
         return through
