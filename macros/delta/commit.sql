@@ -29,7 +29,12 @@
      Then the write's `layout` (docs/architecture.md, "Cost"): with `max_rows_per_file` its files
      hold at most that many rows (with the key order of builds and MERGE output, each file then
      holds a narrow key range); with `compact`, Delta compacts the table's small files after the
-     write (stream_compaction_sql). --#}
+     write (stream_compaction_sql); with `copy_files`, a MERGE into a target with deletion vectors
+     copies the files it touches instead of marking rows in vectors (Delta's
+     merge.deletionVectors.persistent; docs/architecture.md, "A window's write"); with `replaces`
+     (a replaceWhere of the window's keys, stream_replace_where_sql), Delta does not check each
+     inserted row against the key list, a check whose cost grows with keys times rows: every
+     inserted row is a key of the list by construction. --#}
 {% macro spark__stream_commit_open_sql(stream, layout={}) %}
   {%- set metadata = tojson(dbt_tablestream._stream_marker_metadata(stream)) | replace('`', '``') -%}
   {{ return([
@@ -37,6 +42,8 @@
       'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
       'set spark.databricks.delta.commitInfo.userMetadata = `' ~ metadata ~ '`',
   ] + (['set spark.sql.files.maxRecordsPerFile = ' ~ layout.max_rows_per_file] if layout.get('max_rows_per_file') else [])
+    + (['set spark.databricks.delta.merge.deletionVectors.persistent = false'] if layout.get('copy_files') else [])
+    + (['set spark.databricks.delta.replaceWhere.constraintCheck.enabled = false'] if layout.get('replaces') else [])
     + (dbt_tablestream.stream_compaction_sql(true) if layout.get('compact') else [])) }}
 {% endmacro %}
 
@@ -54,6 +61,8 @@
       'reset spark.databricks.delta.write.txnVersion',
       'reset spark.databricks.delta.commitInfo.userMetadata',
   ] + (['reset spark.sql.files.maxRecordsPerFile'] if layout.get('max_rows_per_file') else [])
+    + (['reset spark.databricks.delta.merge.deletionVectors.persistent'] if layout.get('copy_files') else [])
+    + (['reset spark.databricks.delta.replaceWhere.constraintCheck.enabled'] if layout.get('replaces') else [])
     + (dbt_tablestream.stream_compaction_sql(false) if layout.get('compact') else [])) }}
 {% endmacro %}
 

@@ -121,6 +121,35 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
 {% endmacro %}
 
 
+{#-- SQL that writes a stream's net changes (net_changes_sql) into the target by replacing the
+     window's keys, as one Delta commit: `INSERT INTO ... REPLACE WHERE <key> IN (<key_list>)` deletes
+     the target rows of every key the window names and inserts the keys' new rows, in one commit
+     that carries the stream's marker as a MERGE's does (docs/architecture.md, "A window's write").
+     Delta takes only literals in the predicate, so the keys are listed (key_list, from
+     check_stream_keys_not_null); `key_ranges` beside them let Delta skip the files outside them,
+     as it skips by an IN list only as one [min, max]. Delta checks that every inserted row lies
+     within the predicate. Applied twice it leaves what once does. `target_columns`: the target's,
+     in its order, as the insert is by position. --#}
+{% macro stream_replace_where_sql(target, netted, key, key_list, key_ranges, target_columns) %}
+  {{ return(adapter.dispatch('stream_replace_where_sql', 'dbt_tablestream')(target, netted, key, key_list, key_ranges, target_columns)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_replace_where_sql(target, netted, key, key_list, key_ranges, target_columns) %}
+  {%- set replace_sql -%}
+insert into {{ target }}
+replace where {{ adapter.quote(key) }} in ({{ key_list }})
+  {%- if key_ranges %}
+  and {{ dbt_tablestream._key_ranges_condition(adapter.quote(key), key_ranges) }}
+  {%- endif %}
+select {{ dbt_tablestream._quoted_columns(target_columns) }}
+from ({{ netted }}) as __tablestream_net
+where __change_type in ('INSERT', 'UPDATE_AFTER')
+  {%- endset -%}
+  {{ return(replace_sql) }}
+{% endmacro %}
+
+
 {#-- SQL that MERGEs the newest event per key of a CDC event source (sequenced_changes_sql) into the
      target as one Delta commit carrying the stream's marker (docs/architecture.md, "Event
      sources"). An event changes a row only if its sequence is greater than the row's; it inserts a

@@ -33,6 +33,7 @@
   {%- set response = none -%}
   {%- set rows_read = none -%}
   {%- set key_ranges = [] -%}
+  {%- set window_keys = {'count': none, 'listed': none, 'type': none, 'files': none} -%}
   {#-- Key-ordered files of bounded size, never compacted: bin-packing would mix key ranges. --#}
   {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
@@ -41,15 +42,19 @@
     {%- endcall -%}
   {%- else -%}
     {%- if stream.view is not none -%}
-      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, settings.sequence,
-                                                                   none if rebuild else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges)) -%}
+      {%- set ranges_spec = none if rebuild else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges,
+                                                                                        settings.replace_where_keys, settings.max_rows_per_file) -%}
+      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, settings.sequence, ranges_spec) -%}
       {%- set rows_read = checked.rows_read -%}
       {%- set key_ranges = checked.key_ranges -%}
+      {%- set window_keys = {'count': checked.distinct_keys, 'listed': checked.listed_keys, 'files': checked.key_files,
+                             'type': ranges_spec.type if ranges_spec is not none else none} -%}
     {%- endif -%}
     {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {
         'compiled_code': compiled_code, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
         'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation, 'rebuild': rebuild,
-        'key_ranges': key_ranges, 'relation_exists': dbt_tablestream.stream_relation_exists}) -%}
+        'key_ranges': key_ranges, 'window_keys': window_keys, 'relation_exists': dbt_tablestream.stream_relation_exists,
+        'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
     {%- do dbt_tablestream.check_stream_contract(stream, plan.write_sql if rebuild else plan.upserts_sql, rebuild) -%}
     {%- for step in plan.statements -%}
       {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
@@ -68,7 +73,9 @@
         {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream, layout) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream,
+                                                       dict(layout, copy_files=plan.get('write') == 'merge_copying',
+                                                            replaces=plan.get('write') == 'replace_where')) -%}
     {%- endif -%}
   {%- endif -%}
 
@@ -88,4 +95,16 @@
 {#-- Whether a relation exists (the strategies ask it of the tombstones table). --#}
 {% macro spark__stream_relation_exists(relation) %}
   {{ return(adapter.get_relation(relation.database, relation.schema, relation.identifier) is not none) }}
+{% endmacro %}
+
+
+{% macro stream_relation_columns(relation) %}
+  {{ return(adapter.dispatch('stream_relation_columns', 'dbt_tablestream')(relation)) }}
+{% endmacro %}
+
+
+{#-- A relation's column names in its order (the net strategy asks it of a target it replaces
+     keys in, one DESCRIBE). --#}
+{% macro spark__stream_relation_columns(relation) %}
+  {{ return(adapter.get_columns_in_relation(relation) | map(attribute='name') | list) }}
 {% endmacro %}

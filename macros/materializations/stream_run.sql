@@ -62,8 +62,12 @@
 
 {#-- Refuses change rows whose key is NULL, which could match no target row, and events whose
      sequence is NULL, which no order can place. Returns how many change rows the model read from
-     the window (rows_read) and, with `key_ranges` ({'column', 'type', 'cap'}), the window's key
-     ranges as literals (key_ranges: [[lo, hi], ...]), from the same one read of the window. --#}
+     the window (rows_read) and, with `key_ranges` ({'column', 'type', 'cap', 'listed'}), the
+     window's key ranges as literals (key_ranges: [[lo, hi], ...]), how many keys it holds
+     (distinct_keys), with `file_keys` how many files of a key-ordered target its integer keys
+     touch (key_files, stream_key_ranges_sql's estimate) and, when they are at most `listed`, the
+     keys (listed_keys, as strings; _key_list_sql writes them as SQL), from the same one read of
+     the window. --#}
 {% macro spark__check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
   {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence, key_ranges)).rows[0] -%}
   {%- set nulls = counts[1] -%}
@@ -82,12 +86,22 @@
     {%- endif -%}
   {%- endfor -%}
   {%- set ranges = [] -%}
+  {%- set checked = {'rows_read': counts[0] | int, 'key_ranges': ranges, 'distinct_keys': none, 'listed_keys': none, 'key_files': none} -%}
   {%- if key_ranges is not none -%}
     {%- for lo, hi in fromjson(counts['key_ranges'] or '[]') -%}
       {%- do ranges.append([dbt_tablestream._key_range_literal(lo, key_ranges.type), dbt_tablestream._key_range_literal(hi, key_ranges.type)]) -%}
     {%- endfor -%}
+    {%- if key_ranges.get('listed', 0) > 0 -%}
+      {%- do checked.update({'distinct_keys': counts['distinct_keys'] | int}) -%}
+      {%- if key_ranges.get('file_keys') is not none -%}
+        {%- do checked.update({'key_files': counts['key_files'] | int}) -%}
+      {%- endif -%}
+      {%- if checked.distinct_keys <= key_ranges.listed -%}
+        {%- do checked.update({'listed_keys': fromjson(counts['listed_keys'] or '[]')}) -%}
+      {%- endif -%}
+    {%- endif -%}
   {%- endif -%}
-  {{ return({'rows_read': counts[0] | int, 'key_ranges': ranges}) }}
+  {{ return(checked) }}
 {% endmacro %}
 
 
@@ -104,7 +118,8 @@
     {%- do counts.append(['null_sequence_' ~ loop.index0, "count_if(__change_type <> 'UPDATE_BEFORE' and " ~ adapter.quote(column) ~ ' is null)']) -%}
   {%- endfor -%}
   {%- if key_ranges is not none -%}
-    {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap, counts)) }}
+    {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap, counts,
+                                                    key_ranges.get('listed', 0), key_ranges.get('file_keys'))) }}
   {%- endif -%}
   {%- set selected = [] -%}
   {%- for name, aggregate in counts -%}{%- do selected.append(aggregate ~ ' as ' ~ name) -%}{%- endfor -%}

@@ -60,8 +60,33 @@
   {%- endif -%}
   {%- set events = dbt_tablestream._validate_stream_events_config(settings, subject) -%}
   {%- set history = dbt_tablestream._validate_stream_history_config(settings, subject, events) -%}
+  {%- set strategy = 'history' if history is not none else 'events' if events is not none else 'net' -%}
+  {%- set refusal = dbt_tablestream._replace_where_refusal(settings, strategy) -%}
+  {%- if settings.merge_write == 'replace_where' and refusal is not none -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": merge_write: replace_where " ~ refusal ~ ". Use merge_write: auto (replace_where for the windows that qualify) or merge.") }}
+  {%- endif -%}
   {{ return({'max_rows_per_file': settings.max_rows_per_file or none, 'events': events, 'history': history, 'sequence': events.sequence if events else [],
-             'strategy': 'history' if history is not none else 'events' if events is not none else 'net'}) }}
+             'strategy': strategy, 'replace_where_keys': 0 if refusal is not none or settings.merge_write == 'merge' else settings.replace_where_max_keys}) }}
+{% endmacro %}
+
+
+{#-- Why no window of the model can be written with replaceWhere (stream_replace_where_sql), or
+     none: it replaces every row of each key the window names with the key's net change, so it
+     needs net changes of one key column whose deletes delete, with every column updated, and it
+     lists the keys with their ranges. --#}
+{% macro _replace_where_refusal(settings, strategy) %}
+  {%- if strategy != 'net' -%}
+    {{ return("writes net changes, so it takes neither sequence_by nor scd_type: 2") }}
+  {%- elif settings.unique_key | length != 1 -%}
+    {{ return("lists the window's keys, so it needs a unique_key of one column (unique_key is " ~ settings.unique_key | join(', ') ~ ")") }}
+  {%- elif settings.delete_mode != 'hard' -%}
+    {{ return("deletes every row of a key it replaces, so it needs delete_mode: hard (delete_mode is " ~ settings.delete_mode ~ ")") }}
+  {%- elif settings.merge_update_columns is not none or settings.merge_exclude_columns is not none -%}
+    {{ return("writes every column of a changed row, so it takes neither merge_update_columns nor merge_exclude_columns") }}
+  {%- elif settings.merge_key_ranges == 0 or settings.replace_where_max_keys == 0 -%}
+    {{ return("names the window's keys and key ranges, so it needs merge_key_ranges and replace_where_max_keys above 0") }}
+  {%- endif -%}
+  {{ return(none) }}
 {% endmacro %}
 
 

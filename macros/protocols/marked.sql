@@ -90,3 +90,11 @@
 {% macro _marked_reapplies_windows() %}
   {{ return(false) }}
 {% endmacro %}
+
+
+{#-- The step `replace_where_keys`: the most keys a replaceWhere may list, the model's own: the
+     commit turns off Delta's check of each inserted row against the list
+     (stream_commit_open_sql's `replaces`), whose cost grows with keys times rows. --#}
+{% macro _marked_replace_where_keys(limit) %}
+  {{ return(limit) }}
+{% endmacro %}

@@ -341,3 +341,10 @@ class SparkSource:
     def history(self) -> list[dict[str, Any]]:
         rows = shared_spark().sql(f"describe history {self.table}").collect()
         return [{"version": int(row["version"]), "timestamp": int(row["timestamp"].timestamp() * 1000)} for row in rows]
+
+
+def commit_adds_vectors(table: Path, version: int) -> bool:
+    """Whether the table's commit `version` adds a file with a deletion vector."""
+    log = table / "_delta_log" / f"{version:020d}.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    return any(action.get("add", {}).get("deletionVector") for action in actions)

@@ -1,5 +1,6 @@
-"""Deletion vectors on a stream's source, its stream_merge target and the offsets log: the realtime
-writer (delta-rs) keeps rows Spark deleted by a vector deleted, the runs stay exact, and
+"""Deletion vectors on a stream's source, its stream_merge targets (merged, and written by replacing
+a window's keys) and the offsets log: the realtime writer (delta-rs) keeps rows Spark deleted by a
+vector deleted, the runs stay exact, and
 `tablestream status` and `pending` read the log with delta-rs's query engine (its pyarrow readers
 refuse such tables)."""
 
@@ -15,7 +16,7 @@ from deltalake import DeltaTable, write_deltalake
 from dbt_tablestream.cli import main as tablestream
 from dbt_tablestream.ingest import PRIMARY_KEY_PROPERTY, RealtimeOperation, RowOperator, connect
 from tests.functional.local import shared_spark
-from tests.functional.streams import CDF, StreamBench, people
+from tests.functional.streams import CDF, StreamBench, commit_adds_vectors, people
 from tests.functional.test_ingest import person, sync
 
 DEFAULT_DVS = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
@@ -25,6 +26,9 @@ MODEL = (
     f"post_hook='reset {DEFAULT_DVS}') }}}}\n"
     "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
 )
+# The same target written by replacing each window's keys (merge_write replace_where): its DELETE
+# marks the replaced rows in the files' vectors.
+REPLACED = MODEL.replace("unique_key='id', ", "unique_key='id', merge_write='replace_where', ")
 
 
 def spark_rows(table: str) -> Counter[tuple[int, str, int]]:
@@ -38,7 +42,7 @@ def has_deletion_vectors(path: str) -> bool:
 def test_deletion_vectors_keep_the_writer_the_runs_and_the_cli_exact(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bench = StreamBench(tmp_path, {"current": MODEL})
+    bench = StreamBench(tmp_path, {"current": MODEL, "replaced": REPLACED})
     source = bench.source_path()
     write_deltalake(
         source,
@@ -66,11 +70,18 @@ def test_deletion_vectors_keep_the_writer_the_runs_and_the_cli_exact(
     bench.run()
     assert spark_rows("analytics.current") == expected
     assert "DeletionVectorsAdded" in str(DeltaTable(target).history(1)[0]["operationMetrics"])
+    assert spark_rows("analytics.replaced") == expected
+    replaced = DeltaTable(str(bench.target_path("replaced")))
+    assert has_deletion_vectors(str(bench.target_path("replaced")))
+    assert replaced.history(1)[0]["operation"] == "WRITE"
+    assert commit_adds_vectors(bench.target_path("replaced"), replaced.version())
 
     root = str(bench.project.root)
     capsys.readouterr()
     assert tablestream(["status", "--project-dir", root, "--json"]) == 0
-    (entry,) = json.loads(capsys.readouterr().out)
-    assert entry["to_version"] == DeltaTable(source).version() and entry["lag_versions"] == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert len(entries) == 2
+    for entry in entries:
+        assert entry["to_version"] == DeltaTable(source).version() and entry["lag_versions"] == 0
     assert tablestream(["pending", "--project-dir", root, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []

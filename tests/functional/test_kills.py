@@ -1,9 +1,10 @@
 """A `dbt run` SIGKILLed at every step of the commit protocol (window_pinned, before_target_commit,
-after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge, a
-table_stream, and a stream_merge over several streams (a UNION of two sources).
+after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge (written
+by MERGE, and by replacing the window's keys: merge_write replace_where), a table_stream, and a
+stream_merge over several streams (a UNION of two sources).
 
-The three models are independent and run in parallel threads, and the fault names all three
-(``DBT_TABLESTREAM_FAULT=<step>@current+log+shards``): each waits at the step until the others have
+The four models are independent and run in parallel threads, and the fault names all three
+(``DBT_TABLESTREAM_FAULT=<step>@current+replaced+log+shards``): each waits at the step until the others have
 reached it, then the process dies, so one crash process leaves every kind of model at that step.
 After it, each target is as it was (the step is before the target commit) or has the window
 (after it), and the offsets log has the window only after its append. More changes land, an
@@ -27,10 +28,15 @@ from tests.functional.streams import StreamBench, assert_no_refused_setting
 
 pytestmark = pytest.mark.extended
 
-# Independent models: with three threads they run side by side and all reach the fault's step.
+# Independent models: with four threads they run side by side and all reach the fault's step.
 MODELS = {
     "current": (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    ),
+    # The same mirror written by replacing the window's keys (stream_replace_where_sql).
+    "replaced": (
+        "{{ config(materialized='stream_merge', unique_key='id', merge_write='replace_where') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
     "log": (
@@ -51,7 +57,12 @@ WAREHOUSE_MODELS = {
     "log": MODELS["log"].replace("__change_type from", "__change_type, __commit_version from"),
 }
 ORDER = list(MODELS)
-STREAMS = {"current": ("current__app_t",), "log": ("log__app_t",), "shards": ("shards__app_a", "shards__app_b")}
+STREAMS = {
+    "current": ("current__app_t",),
+    "replaced": ("replaced__app_t",),
+    "log": ("log__app_t",),
+    "shards": ("shards__app_a", "shards__app_b"),
+}
 COMMITTED_AT = ("after_target_commit", "after_offsets_append")
 Row = tuple[Any, ...]
 
@@ -100,7 +111,7 @@ class Sources:
             self.log[(*old, "DELETE")] += 1
 
     def expected(self, model: str) -> Counter[Row]:
-        if model == "current":
+        if model in ("current", "replaced"):
             return Counter(self.rows["t"].values())
         if model == "shards":
             return Counter(self.rows["a"].values()) + Counter(self.rows["b"].values())
@@ -153,7 +164,7 @@ def test_a_kill_at_every_step_of_each_kind_of_model_loses_nothing_and_applies_no
         before = {model: sources.target(model) for model in ORDER}
         logged = offsets_rows(bench)
         sources.change(2 * round + 1)
-        # Threads for the three only in the crash process: in-process runs share the session one at a time.
+        # Threads for the four only in the crash process: in-process runs share the session one at a time.
         bench.crash(f"{step}@{'+'.join(ORDER)}", "run", "--threads", str(len(ORDER)))
         committed = step in COMMITTED_AT
         for model in ORDER:

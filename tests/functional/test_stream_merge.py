@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from tests.functional.streams import STREAM_READS_FULL, StreamBench, stream_model
+from tests.functional.local import shared_spark
+from tests.functional.streams import STREAM_READS_FULL, StreamBench, commit_adds_vectors, stream_model
 
 MERGE = "materialized='stream_merge', unique_key='id'"
 
@@ -117,6 +118,55 @@ def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, strea
     assert target_state(bench) == Counter({(1, "A", 10): 1})
 
 
+def test_a_scattered_window_replaces_its_keys_and_a_clustered_one_merges(tmp_path: Path) -> None:
+    """merge_write auto: a window whose keys are spread over the target (in at least 4 of its
+    key-ordered files of max_rows_per_file rows, 20 rows or more per changed key) is written by
+    INSERT ... REPLACE WHERE, a WRITE commit; a window of neighbouring keys by MERGE. Each commit
+    carries the stream's marker, and leaves the source's rows. With merge_write merge, and with
+    more keys than replace_where_max_keys, the scattered window is merged. On a target the model
+    gives deletion vectors, the scattered window's replacement marks rows in vectors and the
+    clustered window's MERGE copies the files it touches instead (read with Spark: delta-rs's
+    pyarrow reader refuses such a table)."""
+    models = {
+        "current": merge_model("max_rows_per_file=100"),
+        "merged": merge_model("max_rows_per_file=100, merge_write='merge'"),
+        "capped": merge_model("max_rows_per_file=100, merge_write='replace_where', replace_where_max_keys=5"),
+        "vectors": merge_model("max_rows_per_file=100, tblproperties={'delta.enableDeletionVectors': 'true'}"),
+    }
+    bench = StreamBench(tmp_path, models)
+    bench.create_source([(key, f"n{key}", key) for key in range(1000)])
+    bench.run()
+    writes = []
+    for predicate in ("id % 97 = 3", "id >= 500 and id < 510"):
+        bench.source().update(updates={"age": "age + 1000"}, predicate=predicate)
+        bench.source().delete(predicate.replace("3", "5") if "%" in predicate else "id = 510")
+        bench.append([(5000 + len(writes), "new", 0)])
+        bench.run()
+        for model in ("current", "merged", "capped"):
+            assert target_state(bench, model) == source_state(bench), model
+        vectors = Counter(
+            tuple(row) for row in shared_spark().sql("select id, name, age from analytics.vectors").collect()
+        )
+        assert vectors == source_state(bench)
+        history = DeltaTable(str(bench.target_path("current"))).history(1)[0]
+        assert "current__app_t" in history["userMetadata"]
+        writes.append(
+            (
+                history["operation"],
+                *(
+                    DeltaTable(str(bench.target_path(model))).history(1)[0]["operation"]
+                    for model in ("merged", "capped")
+                ),
+            )
+        )
+        vectors_table = DeltaTable(str(bench.target_path("vectors")))
+        vectors_commit = vectors_table.history(1)[0]
+        writes.append(
+            (vectors_commit["operation"], commit_adds_vectors(bench.target_path("vectors"), vectors_table.version()))
+        )
+    assert writes == [("WRITE", "MERGE", "MERGE"), ("WRITE", True), ("MERGE", "MERGE", "MERGE"), ("MERGE", False)]
+
+
 @pytest.mark.parametrize(
     "model,fragments",
     [
@@ -134,8 +184,25 @@ def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, strea
             merge_model("merge_update_columns=['age'], merge_exclude_columns=['name']"),
             ["merge_update_columns or merge_exclude_columns, not both"],
         ),
+        (
+            merge_model("merge_write='replace_where', delete_mode='soft'"),
+            [
+                "merge_write: replace_where deletes every row of a key it replaces",
+                "delete_mode: hard (delete_mode is soft)",
+                "Use merge_write: auto",
+            ],
+        ),
+        (merge_model("merge_write='upsert'"), ["invalid merge_write 'upsert'", "Accepted values: auto"]),
     ],
-    ids=["key-missing", "change-type-missing", "no-unique-key", "bad-delete-mode", "both-column-lists"],
+    ids=[
+        "key-missing",
+        "change-type-missing",
+        "no-unique-key",
+        "bad-delete-mode",
+        "both-column-lists",
+        "replace-where-soft",
+        "bad-merge-write",
+    ],
 )
 def test_bad_models_are_refused_before_any_write(tmp_path: Path, model: str, fragments: list[str]) -> None:
     bench = StreamBench(tmp_path, {"current": model})

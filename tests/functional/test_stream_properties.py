@@ -78,6 +78,12 @@ MODELS = {
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
     "changes": stream_model(f"unique_key={LANE_KEY}"),
+    # The mirror written by replacing each window's keys (merge_write replace_where), which takes
+    # a key of one column.
+    "replaced": (
+        "{{ config(materialized='stream_merge', unique_key='uid', merge_write='replace_where') }}\n"
+        "select *, lane * 100 + id as uid from {{ dbt_tablestream.source_stream('app', 't') }}"
+    ),
 }
 # On an emulated SQL warehouse (the reapply protocol) a keyed table_stream appends every change
 # row: its net changes cannot be re-applied exactly (docs/architecture.md).
@@ -88,8 +94,9 @@ WAREHOUSE_MODELS = {
     ),
     "soft": MODELS["current"].replace(")", ", delete_mode='soft')", 1),
     "kept": MODELS["current"].replace(")", ", delete_mode='ignore')", 1),
+    "replaced": MODELS["replaced"],
 }
-STREAMS = {"current__app_t", "changes__app_t"}
+STREAMS = {"current__app_t", "changes__app_t", "replaced__app_t"}
 WAREHOUSE_STREAMS = {f"{model}__app_t" for model in WAREHOUSE_MODELS}
 
 
@@ -143,11 +150,12 @@ class KeyedLane(StepLane):
         reached = {row["stream_name"] for row in view.offsets() if row["to_version"] == latest}
         assert reached >= STREAMS, f"offsets at the latest version {latest}: {sorted(reached)}"
         now = self.state(view, latest)
-        target = Counter(row[:4] for row in self.mine(view.target("current")).elements())
-        assert target == Counter(now.values()), (
-            f"stream_merge: only in the target {target - Counter(now.values())},"
-            f" only in the source {Counter(now.values()) - target}"
-        )
+        for model in ("current", "replaced"):
+            target = Counter(row[:4] for row in self.mine(view.target(model)).elements())
+            assert target == Counter(now.values()), (
+                f"stream_merge {model}: only in the target {target - Counter(now.values())},"
+                f" only in the source {Counter(now.values()) - target}"
+            )
         log = self.mine(view.target("changes"))
         appended = log - self.log_before
         assert not (self.log_before - log), "the change log lost rows"

@@ -334,6 +334,8 @@ class ModelRender:
             "rebuild": first,
             "key_ranges": key_ranges,
             "relation_exists": lambda relation: not first,
+            "window_keys": {"count": None, "listed": None, "type": None, "files": None},
+            "relation_columns": lambda relation: data_columns,
         }
         plan = self.call("stream_merge_strategy_sql", settings["strategy"], args)
         for step in plan["statements"]:
