@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, machine
+from run import RESULTS, Bench, write_points
 
 TABLE = "analytics.target"
 READS = {
@@ -120,16 +120,7 @@ def main() -> None:
     )
     line += f" commit_info_kb={float(last['commit_info_bytes']) / 1024:.0f}"  # type: ignore[arg-type]
     line += f" log_mb={float(last['log_bytes']) / 2**20:.1f}"  # type: ignore[arg-type]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    document = {
-        "machine": machine(),
-        "arguments": vars(args) | {"out": str(args.out)},
-        "seconds": time.perf_counter() - started,
-        "points": points,
-        "result": line,
-    }
-    args.out.write_text(json.dumps(document, indent=1) + "\n")
-    print(line)
+    write_points(args.out, vars(args), started, points, line)
 
 
 if __name__ == "__main__":

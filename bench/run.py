@@ -77,9 +77,10 @@ CHANGES_VARIANTS = ("stream_merge", "stream_merge_changes", "stream_merge_spark_
 # --carryovers: stream_merge and table_stream with the carry-over filter (drop_carryovers, the
 # default) and without it, over the same windows.
 CARRYOVER_VARIANTS = ("stream_merge", "stream_merge_keep_carryovers", "table_stream", "table_stream_keep_carryovers")
-# --scale: this package's MERGE with and without deletion vectors against the stock incremental
-# and a rebuild; `floor` and `floor_expert` run beside them (Bench.floor).
-SCALE_VARIANTS = ("stream_merge", "stream_merge_dv", "cdf_incremental", "rebuild")
+# --scale: this package's write chosen per window (merge_write auto) with and without deletion
+# vectors, and every window merged (merge_write merge, the old MERGE), against the stock
+# incremental and a rebuild; `floor` and `floor_expert` run beside them (Bench.floor).
+SCALE_VARIANTS = ("stream_merge", "stream_merge_dv", "stream_merge_merge_only", "cdf_incremental", "rebuild")
 # --warehouse: the commit protocols side by side, the same models run with the marked protocol (a
 # cluster's) and the reapply protocol (a SQL warehouse's: no session setting).
 WAREHOUSE_VARIANTS = ("stream_merge", "stream_merge_reapply", "table_stream", "table_stream_reapply")
@@ -154,15 +155,15 @@ def net_window_sql(after: int, through: int) -> str:
         ) where last = 1"""
 
 
-def key_ranges_condition(keys: list[int], cap: int = 32) -> str:
+def key_ranges_condition(keys: list[int], cap: int = 32, column: str = "t.id") -> str:
     """The sorted `keys` cut at their widest gaps (wider than one key) into at most `cap` ranges,
-    as the package cuts a window's keys (macros/delta/key_ranges.sql), as a condition on `t.id`."""
+    as the package cuts a window's keys (macros/delta/key_ranges.sql), as a condition on `column`."""
     if not keys:
         return "false"
     cuts = sorted(sorted(range(1, len(keys)), key=lambda i: keys[i] - keys[i - 1], reverse=True)[: cap - 1])
     cuts = [i for i in cuts if keys[i] - keys[i - 1] > 1]
     bounds = zip([0, *cuts], [*cuts, len(keys)], strict=True)
-    return "(" + " or ".join(f"t.id >= {keys[a]} and t.id <= {keys[b - 1]}" for a, b in bounds) + ")"
+    return "(" + " or ".join(f"{column} >= {keys[a]} and {column} <= {keys[b - 1]}" for a, b in bounds) + ")"
 
 
 def machine() -> dict[str, Any]:
@@ -175,6 +176,23 @@ def machine() -> dict[str, Any]:
         "pyspark": pyspark.__version__,
         "platform": platform.platform(),
     }
+
+
+def write_points(
+    out: Path, arguments: dict[str, Any], started: float, points: list[dict[str, object]], line: str
+) -> None:
+    """`out` as JSON: the machine, the arguments, the seconds it all took, the measured points
+    and the RESULT line, which is printed too (the benchmarks that measure points, not variants)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "machine": machine(),
+        "arguments": arguments | {"out": str(out)},
+        "seconds": time.perf_counter() - started,
+        "points": points,
+        "result": line,
+    }
+    out.write_text(json.dumps(document, indent=1) + "\n")
+    print(line)
 
 
 def write_results(
@@ -567,6 +585,11 @@ def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) 
         f"max_last_vs_first={worst([value(p, r, merge, 'last_s') / value(p, r, merge, 'first_s') for p, r in cells]):.2f} "
         f"dv_clustered={ratio('clustered', largest('clustered', 'stream_merge_dv'), 'stream_merge_dv', merge):.2f} "
         f"dv_scattered={ratio('scattered', largest('scattered', 'stream_merge_dv'), 'stream_merge_dv', merge):.2f} "
+        f"dv_scattered_vs_rebuild={ratio('scattered', largest('scattered', 'stream_merge_dv'), 'stream_merge_dv', 'rebuild'):.2f} "
+        f"merge_only_scattered_vs_rebuild="
+        f"{ratio('scattered', largest('scattered', 'stream_merge_merge_only'), 'stream_merge_merge_only', 'rebuild'):.2f} "
+        f"merge_only_clustered_vs_rebuild="
+        f"{ratio('clustered', largest('clustered', 'stream_merge_merge_only'), 'stream_merge_merge_only', 'rebuild'):.2f} "
         f"jvm_mb={value('clustered', small, merge, 'jvm_rss_mb'):.0f}->{value('clustered', clustered, merge, 'jvm_rss_mb'):.0f}"
     )
 

@@ -13,6 +13,8 @@ its last change; not timed, every candidate reads the same one) and times, in a 
 - `merge_inline`: `merge` with the window's query as its source, as a run and `--scale`'s floors
   write it, where the others read the netted window's table (whose size Spark knows);
 - `merge_dv`: the same MERGE into a target with deletion vectors;
+- `merge_dv_copying`: `merge_dv` with Delta's `merge.deletionVectors.persistent` off: the MERGE
+  copies the touched files as on a copy-on-write target, and leaves the vectors other writes made;
 - `merge_dv_bloom`: `merge_dv` with Spark's runtime bloom filter allowed on any target size
   (`spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold`; 10 GB by default);
 - `replace_where_dv`: `INSERT INTO t WITH (txnAppId, txnVersion) REPLACE WHERE id IN (<the
@@ -20,6 +22,9 @@ its last change; not timed, every candidate reads the same one) and times, in a 
   constraint check of the inserted rows off (`replaceWhere.constraintCheck.enabled`); the keys are
   collected to the driver inside the timing, as a run would;
 - `replace_where_dv_checked`: the same with the constraint check on (Delta's default);
+- `replace_where_dv_ranges`: `replace_where_dv_checked` with the window's key ranges beside the IN
+  list in its predicate (Delta skips files by an IN list only as one [min, max], by ranges per
+  range); `replace_where_ranges` the same into a copy-on-write target;
 - `replace_where`: `replace_where_dv` into a copy-on-write target (the DELETE inside rewrites the
   files holding a listed key, with no join);
 - `rebuild`: the target rebuilt from the source (CREATE OR REPLACE ... AS SELECT, key order, files
@@ -65,13 +70,17 @@ TARGETS = {
     "merge_inline": ("analytics.cow_inline", False),
     "merge_dv": ("analytics.dv", True),
     "merge_dv_bloom": ("analytics.dv_bloom", True),
+    "merge_dv_copying": ("analytics.dv_copying", True),
     "replace_where": ("analytics.rw_cow", False),
     "replace_where_dv": ("analytics.rw", True),
     "replace_where_dv_checked": ("analytics.rw_checked", True),
+    "replace_where_dv_ranges": ("analytics.rw_ranges", True),
+    "replace_where_ranges": ("analytics.rw_cow_ranges", False),
     "rebuild": ("analytics.rebuild", False),
 }
 COLUMNS = "id, category, amount, updated_at"
 BLOOM_THRESHOLD = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
+MERGE_VECTORS = "spark.databricks.delta.merge.deletionVectors.persistent"
 CONSTRAINT_CHECK = "spark.databricks.delta.replaceWhere.constraintCheck.enabled"
 
 
@@ -92,13 +101,14 @@ class Writes:
         finally:
             self.sql("reset spark.sql.files.maxRecordsPerFile")
 
-    def create(self) -> None:
+    def create(self, candidates: list[str]) -> None:
+        """The source, and the targets of `candidates`."""
         for schema in ("app", "analytics"):
             self.sql(f"drop schema if exists {schema} cascade")
             self.sql(f"create schema {schema}")
         for statement in source_statements(self.rows, bounded=True):
             self.sql(statement)
-        for table, vectors in TARGETS.values():
+        for table, vectors in (TARGETS[candidate] for candidate in candidates):
             properties = f"tblproperties ('delta.enableDeletionVectors' = '{str(vectors).lower()}')"
             self.bounded(f"create table {table} using delta {properties} as select {COLUMNS} from app.src order by id")
         self.after = self.latest()
@@ -129,17 +139,18 @@ class Writes:
             """
         )
 
-    def replace_where_sql(self, table: str, through: int) -> str:
+    def replace_where_sql(self, table: str, through: int, with_ranges: bool = False) -> str:
         keys = [row[0] for row in self.sql("select id from app.window order by id")]  # type: ignore[index]
         listed = ", ".join(str(key) for key in keys) or "null"
+        ranges = f" and {key_ranges_condition(keys, column='id')}" if with_ranges and keys else ""
         return (
             f"insert into {table} with ('txnAppId' = 'bench/{table}', 'txnVersion' = '{through}') "
-            f"replace where id in ({listed}) "
+            f"replace where id in ({listed}){ranges} "
             f"select {COLUMNS} from app.window where _change_type <> 'delete'"
         )
 
-    def replace_where(self, table: str, through: int, checked: bool) -> None:
-        statement = self.replace_where_sql(table, through)
+    def replace_where(self, table: str, through: int, checked: bool, with_ranges: bool = False) -> None:
+        statement = self.replace_where_sql(table, through, with_ranges)
         if not checked:
             self.sql(f"set {CONSTRAINT_CHECK} = false")
         try:
@@ -158,8 +169,16 @@ class Writes:
             finally:
                 self.sql(f"reset {BLOOM_THRESHOLD}")
 
+        def copying() -> None:
+            self.sql(f"set {MERGE_VECTORS} = false")
+            try:
+                self.merge(TARGETS["merge_dv_copying"][0], ranges)
+            finally:
+                self.sql(f"reset {MERGE_VECTORS}")
+
         return {
             "merge": lambda: self.merge(TARGETS["merge"][0], ranges),
+            "merge_dv_copying": copying,
             "merge_inline": lambda: self.merge(TARGETS["merge_inline"][0], ranges, f"({self.window})"),
             "merge_dv": lambda: self.merge(TARGETS["merge_dv"][0], ranges),
             "merge_dv_bloom": bloom,
@@ -167,6 +186,12 @@ class Writes:
             "replace_where_dv": lambda: self.replace_where(TARGETS["replace_where_dv"][0], through, False),
             "replace_where_dv_checked": lambda: self.replace_where(
                 TARGETS["replace_where_dv_checked"][0], through, True
+            ),
+            "replace_where_dv_ranges": lambda: self.replace_where(
+                TARGETS["replace_where_dv_ranges"][0], through, True, with_ranges=True
+            ),
+            "replace_where_ranges": lambda: self.replace_where(
+                TARGETS["replace_where_ranges"][0], through, True, with_ranges=True
             ),
             "rebuild": lambda: self.bounded(
                 f"create or replace table {TARGETS['rebuild'][0]} using delta "
@@ -212,8 +237,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tablestream-writes-") as work:
         bench = Bench(Path(work))
         writes = Writes(bench, args.rows)
-        writes.create()
-        log(f"{args.rows:,} rows: source and {len(TARGETS)} targets built in {time.perf_counter() - started:.0f} s")
+        writes.create(args.candidates)
+        log(
+            f"{args.rows:,} rows: source and {len(args.candidates)} targets built in {time.perf_counter() - started:.0f} s"
+        )
         measurements: list[Measurement] = []
         differing: dict[str, int] = {}
         facts: dict[str, object] = {}
