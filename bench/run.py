@@ -1026,6 +1026,9 @@ def main(argv: list[str] | None = None) -> int:
                 write_scale(args, kept + measurements, time.perf_counter() - started, log)
             else:
                 measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
+    except BaseException:
+        log(f"the benchmark failed; its JVM's and dbt's logs are kept in {keep_logs(work)}")
+        raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if mode == "scale":
@@ -1090,6 +1093,18 @@ def main(argv: list[str] | None = None) -> int:
     log(f"plot: {png}" if plot(table, cold, png) else "plot skipped: pip install '.[bench]' for matplotlib")
     log(line)
     return 0
+
+
+def keep_logs(work: Path) -> Path:
+    """A folder outside `work` (which is removed) with the local session's JVM log and dbt's log:
+    a failure at scale, hours in, is read from them."""
+    from dbt.adapters.tablestream._session import JVM_LOG
+
+    kept = Path(tempfile.mkdtemp(prefix="tablestream-bench-logs-"))
+    for log_file in (work / "warehouse" / JVM_LOG, work / "project" / "logs" / "dbt.log"):
+        if log_file.exists():
+            shutil.copy2(log_file, kept / log_file.name)
+    return kept
 
 
 def scale_measurements(path: Path, sizes: list[int], patterns: list[str]) -> list[Measurement]:
