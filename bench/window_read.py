@@ -17,6 +17,11 @@ by deletion vector, and an INSERT) and times, one after another:
 
     python bench/window_read.py                      # 10M rows, 2 rounds: 6 minutes here
     python bench/window_read.py --rows 1000000 --rounds 1 --out /tmp/window_read.json
+    python bench/window_read.py --source-vectors off --out bench/results/window_read_cow_source.json
+
+`--source-vectors off` turns the source's deletion vectors off after it is built, so that its
+UPDATE and DELETE rewrite the files they touch and write change data files, which the window's
+read then reads instead of the touched files (the source's own changes cost more; not timed).
 """
 
 from __future__ import annotations
@@ -100,6 +105,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS / "window_read.json")
+    parser.add_argument("--source-vectors", choices=("on", "off"), default="on")
     args = parser.parse_args()
     started = time.perf_counter()
     points: list[dict[str, object]] = []
@@ -107,6 +113,8 @@ def main() -> None:
         writes = Writes(Bench(Path(work)), args.rows)
         # Two deletion-vector copies: analytics.rw and analytics.rw_checked (scattered_writes' names).
         writes.create(["replace_where_dv", "replace_where_dv_checked"])
+        if args.source_vectors == "off":
+            writes.sql("alter table app.src set tblproperties ('delta.enableDeletionVectors' = 'false')")
         for round in range(1, args.rounds + 1):
             print(f"round {round}", flush=True)
             points.append({"round": round, **one_round(writes, args.rows, round)})
