@@ -45,20 +45,21 @@
     {{ return({'statements': [], 'upserts_sql': none,
                'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, args.settings.delete_mode == 'soft', args['keys'])}) }}
   {%- endif -%}
+  {%- set upserts_sql = dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns) -%}
   {%- set write = dbt_tablestream._stream_net_write(args.settings, args.window_keys) -%}
   {%- if write == 'replace_where' -%}
     {%- set target_columns = args.relation_columns(args.existing) -%}
     {#-- The insert writes every target column: a target with other columns than the window's
          (before on_schema_change syncs them) keeps its MERGE. --#}
     {%- if target_columns | map('lower') | sort | list == args.data_columns | map('lower') | sort | list -%}
-      {{ return({'statements': [], 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns), 'write': 'replace_where',
+      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': 'replace_where',
                  'write_sql': dbt_tablestream.stream_replace_where_sql(args.target, changes, args['keys'][0],
                                                                        dbt_tablestream._key_list_sql(args.window_keys.listed, args.window_keys.type),
                                                                        args.key_ranges, target_columns)}) }}
     {%- endif -%}
   {%- endif -%}
   {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns, '__commit_timestamp' in args.columns) -%}
-  {{ return({'statements': [], 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
+  {{ return({'statements': [], 'upserts_sql': upserts_sql,
              'write': 'merge' if write == 'replace_where' else write,
              'write_sql': dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
                                                             dbt_tablestream._stream_merge_update_columns(args.settings, args.data_columns),
