@@ -128,7 +128,8 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
      Delta takes only literals in the predicate, so the keys are listed (key_list, from
      check_stream_keys_not_null); `key_ranges` beside them let Delta skip the files outside them,
      as it skips by an IN list only as one [min, max]. Delta checks that every inserted row lies
-     within the predicate. Applied twice it leaves what once does. `target_columns`: the target's,
+     within the predicate unless the commit turns the check off (stream_commit_open_sql's
+     `replaces`, the marked protocol). Applied twice it leaves what once does. `target_columns`: the target's,
      in its order, as the insert is by position. --#}
 {% macro stream_replace_where_sql(target, netted, key, key_list, key_ranges, target_columns) %}
   {{ return(adapter.dispatch('stream_replace_where_sql', 'dbt_tablestream')(target, netted, key, key_list, key_ranges, target_columns)) }}
