@@ -22,7 +22,7 @@ from dbt_tablestream._offsets import DROPPED, latest_rows, offsets_rows
 from dbt_tablestream._warehouse import table_dir
 from dbt_tablestream.exceptions import PendingUnknownError
 
-STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge")
+STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge", "stream_aggregate")
 
 
 def stream_models(project_dir: Path) -> dict[str, dict[str, str]] | None:

@@ -162,6 +162,38 @@
 {% endmacro %}
 
 
+{#-- aggregates: `{output column: aggregate}`, each aggregate one of `accepted` over one column of the
+     model's select (or `*` for count). --#}
+{% macro _accepted_aggregates(entry) %}
+  {{ return("a mapping of output column to one of " ~ entry.accepted | join(', ') ~ ", where col is a column of the model's select") }}
+{% endmacro %}
+
+{#-- Returns a list of {name, function, column} in the mapping's order (column none for count(*)).
+     Anything else is refused by name: count(distinct ...), other functions, an expression (which
+     could not be updated from the changed rows alone). --#}
+{% macro _checked_aggregates(name, value, entry, subject) %}
+  {%- if value is not mapping or not value -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
+  {%- set parsed = [] -%}
+  {%- for column, expression in value.items() -%}
+    {%- if expression is not string -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
+    {%- if not dbt_tablestream._is_name(column) or (column | lower).startswith('__tablestream_') -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " names an output column '" ~ column ~ "'; output columns take letters, digits and underscores"
+          ~ " and do not start with __tablestream_ (the target's own columns). Nothing was written.") }}
+    {%- endif -%}
+    {%- set found = modules.re.fullmatch('\\s*(count|sum|avg|min|max)\\s*\\(\\s*(\\*|`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\\s*\\)\\s*', expression | string, modules.re.IGNORECASE) -%}
+    {%- set function = found.group(1) | lower if found else none -%}
+    {%- set argument = found.group(2) if found else none -%}
+    {%- if function is none or (argument == '*' and function != 'count') -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ column ~ "': " ~ expression ~ " is not an aggregate a stream_aggregate keeps up to date. Accepted: "
+          ~ entry.accepted | join(', ') ~ ", where col is a column of the model's select: compute an expression in the select and aggregate its column;"
+          ~ " count(distinct ...), other functions and window functions cannot be updated from the changed rows alone, so keep them in a table model. Nothing was written.") }}
+    {%- endif -%}
+    {%- do parsed.append({'name': column, 'function': function, 'column': none if argument == '*' else argument.strip('`')}) -%}
+  {%- endfor -%}
+  {{ return(parsed) }}
+{% endmacro %}
+
+
 {% macro _accepted_unsupported(entry) %}{{ return('not supported') }}{% endmacro %}
 
 {% macro _checked_unsupported(name, value, entry, subject) %}

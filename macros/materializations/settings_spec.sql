@@ -8,13 +8,17 @@
      - columns: `single`, a lone name taken as a list of one; `may_be_empty`; `or_all`, true
        (every column) and false taken too;
      - boolean, name, sql_condition, duration: none;
+     - aggregates: `accepted`, the aggregate functions a stream_aggregate keeps (col: a column);
      - unsupported: `remedy`, what to do instead.
-     Besides: `materialized`, the materializations it applies to (both when absent); `pyspark`,
-     the entry the PySpark API (open_stream) takes instead; `change_query`, true for the configs a
+     Besides: `materialized`, the materializations it applies to (every stream materialization
+     when absent); `pyspark`, the entry the PySpark API (open_stream) takes instead; `change_query`, true for the configs a
      model's changes() reads as a stream would. What each config does, and its counterpart in
      Snowflake, Databricks, dbt or Spark, is docs/configuration.md's. --#}
 {% macro _stream_config_spec() %}
   {%- set merge_only = ['stream_merge'] -%}
+  {%- set aggregate_only = ['stream_aggregate'] -%}
+  {#-- A stream_aggregate's columns are its group_by and aggregates, and it reads every change row. --#}
+  {%- set row_models = ['table_stream', 'stream_merge'] -%}
   {{ return({
       'stream_name': {'kind': 'name', 'default': none},
       'stream_mode': {'kind': 'choice', 'default': 'standard', 'accepted': {'standard': none, 'append_only': none}},
@@ -31,9 +35,9 @@
       'on_stale': {'kind': 'choice', 'default': 'fail', 'accepted': {'fail': none, 'resnapshot': none, 'skip_to_latest': none}},
       'drop_carryovers': {'kind': 'boolean', 'default': true},
       'file_format': {'kind': 'choice', 'default': none, 'accepted': {'delta': 'a stream target is a Delta table'}},
-      'on_schema_change': {'kind': 'choice', 'default': 'ignore', 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none}},
+      'on_schema_change': {'kind': 'choice', 'default': 'ignore', 'materialized': row_models, 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none}},
       'unique_key': {'kind': 'columns', 'single': true, 'change_query': true, 'default': none},
-      'net_changes': {'kind': 'boolean', 'default': true},
+      'net_changes': {'kind': 'boolean', 'default': true, 'materialized': row_models},
       'max_rows_per_file': {'kind': 'whole_number', 'minimum': 0, 'unit': 'rows', 'default': 250000, 'materialized': merge_only},
       'delete_mode': {'kind': 'choice', 'default': 'hard', 'accepted': {'hard': none, 'soft': none, 'ignore': none}, 'materialized': merge_only},
       'merge_update_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
@@ -56,5 +60,8 @@
       'track_history_except_columns': {'kind': 'columns', 'default': none, 'materialized': merge_only},
       'hard_deletes': {'kind': 'choice', 'default': 'invalidate', 'materialized': merge_only,
           'accepted': {'invalidate': 'a delete closes the current version', 'new_record': 'also a row with dbt_is_deleted = true', 'ignore': 'deletes close nothing'}},
+      'group_by': {'kind': 'columns', 'single': true, 'default': none, 'materialized': aggregate_only},
+      'aggregates': {'kind': 'aggregates', 'default': none, 'materialized': aggregate_only,
+          'accepted': {'count(*)': none, 'count(col)': none, 'sum(col)': none, 'avg(col)': none, 'min(col)': none, 'max(col)': none}},
   }) }}
 {% endmacro %}

@@ -128,8 +128,8 @@
 
 
 {#-- After the target write: the offsets log, the fault points around it, the run's summary, then
-     dbt's model features on the target (`built`: {relation, existing, rebuilt};
-     apply_stream_model_features). --#}
+     dbt's model features on the target (`built`: {relation, existing, rebuilt, and optionally
+     unit: what the target's rows are, 'rows' by default}; apply_stream_model_features). --#}
 {% macro _finish_stream_run(stream, response, rows_read, built) %}
   {%- if response is not none and response.code == 'SKIPPED' -%}
     {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream._stream_window_text(stream)
@@ -144,15 +144,16 @@
     {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream._stream_window_text(stream)
            ~ " was applied and logged by a concurrent run while this run applied it again, which changed nothing", info=True) }}
   {%- else -%}
-    {{ log(dbt_tablestream._stream_summary(stream, rows_read if rows_read is not none else rows_written, rows_written), info=True) }}
+    {{ log(dbt_tablestream._stream_summary(stream, rows_read if rows_read is not none or built.get('unit') else rows_written, rows_written, built.get('unit', 'rows')), info=True) }}
   {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(built.relation, built.existing, built.rebuilt) -%}
 {% endmacro %}
 
 
-{#-- The one line a stream model logs per run: window, rows read, rows applied, no-op or not; for
-     a model reading several streams, the commit's rows and then each input's window. --#}
-{% macro _stream_summary(stream, rows_read, rows_written) %}
+{#-- The one line a stream model logs per run: window, rows read (unless none), rows applied (as
+     `unit`), no-op or not; for a model reading several streams, the commit's rows and then each
+     input's window. --#}
+{% macro _stream_summary(stream, rows_read, rows_written, unit='rows') %}
   {%- if stream.inputs | length > 1 -%}
     {%- set parts = [] -%}
     {%- for input in stream.inputs -%}
@@ -167,7 +168,8 @@
   {%- if input.view is none -%}
     {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ " is empty; no-op, offset at " ~ input.through) }}
   {%- endif -%}
-  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", " ~ rows_read ~ " change rows read, " ~ rows_written ~ " rows written, offset now " ~ input.through
+  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", "
+      ~ (rows_read ~ " change rows read, " if rows_read is not none else "") ~ rows_written ~ " " ~ unit ~ " written, offset now " ~ input.through
       ~ dbt_tablestream._stream_behind_text(input)) }}
 {% endmacro %}
 

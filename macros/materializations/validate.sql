@@ -26,6 +26,9 @@
   {%- if settings.on_feed_off != 'fail' and settings.stream_read != 'table_changes' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": on_feed_off says how a change feed read treats commits the feed did not record, so it needs stream_read: table_changes (stream_read is '" ~ settings.stream_read ~ "'). Remove on_feed_off.") }}
   {%- endif -%}
+  {%- if materialized == 'stream_aggregate' -%}
+    {{ return(dict(settings, **dbt_tablestream._stream_aggregate_settings_of(settings, subject))) }}
+  {%- endif -%}
   {%- if materialized not in ['table_stream', 'stream_merge'] -%}{{ return(settings) }}{%- endif -%}
   {%- if settings.spark_net_changes and settings.stream_read != 'changelog' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, so it needs stream_read: changelog (stream_read is '" ~ settings.stream_read ~ "').") }}
@@ -67,6 +70,46 @@
   {%- endif -%}
   {{ return({'max_rows_per_file': settings.max_rows_per_file or none, 'events': events, 'history': history, 'sequence': events.sequence if events else [],
              'strategy': strategy, 'replace_where_keys': 0 if refusal is not none or settings.merge_write == 'merge' else settings.replace_where_max_keys}) }}
+{% endmacro %}
+
+
+{#-- The stream_aggregate part of _stream_settings_of (docs/stream-aggregate.md): `group_by` and
+     `aggregates` are required, and what would break the contract (the target equals the model's
+     GROUP BY over the whole source as of each window's end) is refused: a start other than a
+     snapshot of the source (the target would aggregate only later changes), on_stale:
+     skip_to_latest (it would miss changes for good), stream_mode: append_only (it would miss
+     updates and deletes), and unique_key (the target's key is group_by). Returns {group_by,
+     aggregates}: the aggregates as _checked_aggregates parses them. --#}
+{% macro _stream_aggregate_settings_of(settings, subject) %}
+  {%- set accepted = "; the target equals the model's GROUP BY over the whole source as of each window's end (docs/stream-aggregate.md). Nothing was written." -%}
+  {%- if not settings.group_by or not settings.aggregates -%}
+    {{ exceptions.raise_compiler_error(subject ~ " is a stream_aggregate model and needs group_by (the column, or list of columns, of the model's select to group by) and aggregates"
+        ~ " (a mapping of output column to " ~ dbt_tablestream._stream_config_spec().aggregates.accepted | join(', ') ~ ").") }}
+  {%- endif -%}
+  {%- if 'unique_key' in settings.configured -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a stream_aggregate's target is keyed by group_by (" ~ settings.group_by | join(', ') ~ "); remove unique_key" ~ accepted) }}
+  {%- endif -%}
+  {%- if settings.start_at != 'snapshot' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": start_at " ~ settings.start_at ~ " would aggregate only the changes after it; a stream_aggregate starts from a snapshot of the source. Remove start_at" ~ accepted) }}
+  {%- endif -%}
+  {%- if settings.on_stale == 'skip_to_latest' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": on_stale: skip_to_latest would leave the skipped changes out of the aggregates for good. Use on_stale: resnapshot (rebuild from the source) or fail" ~ accepted) }}
+  {%- endif -%}
+  {%- if settings.stream_mode == 'append_only' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": stream_mode: append_only would count rows that were since updated or deleted. Remove stream_mode" ~ accepted) }}
+  {%- endif -%}
+  {%- if settings.spark_net_changes -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes nets changes per key; a stream_aggregate reads every change row. Remove spark_net_changes" ~ accepted) }}
+  {%- endif -%}
+  {%- set groups = settings.group_by | map('lower') | list -%}
+  {%- set names = [] -%}
+  {%- for aggregate in settings.aggregates -%}
+    {%- if aggregate.name | lower in groups or aggregate.name | lower in names -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": aggregates names the output column " ~ aggregate.name ~ " twice, or as a group_by column too; give each output column one name. Nothing was written.") }}
+    {%- endif -%}
+    {%- do names.append(aggregate.name | lower) -%}
+  {%- endfor -%}
+  {{ return({'group_by': settings.group_by, 'aggregates': settings.aggregates}) }}
 {% endmacro %}
 
 

@@ -11,7 +11,7 @@
   {%- if not execute or (target.threads | int) <= 1 -%}{{ return('') }}{%- endif -%}
   {%- set schemas = [] -%}
   {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge']
+        if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate']
         and node.unique_id in selected_resources and node.schema not in schemas -%}
     {%- do schemas.append(node.schema) -%}
   {%- endfor -%}

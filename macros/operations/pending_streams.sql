@@ -39,7 +39,7 @@
 {% macro _stream_models_by_target() %}
   {%- set models = {} -%}
   {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge'] -%}
+        if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] -%}
     {%- do models.update({(node.schema ~ '.' ~ (node.alias or node.name)) | lower: {'name': node.name, 'schema': node.schema}}) -%}
   {%- endfor -%}
   {{ return(models) }}

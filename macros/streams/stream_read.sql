@@ -1,11 +1,36 @@
 {#-- Shared by source_stream() and ref_stream(): resolve the stream's window and render its read.
-     At parse time nothing executes, so a placeholder with the source's columns is rendered. --#}
+     At parse time nothing executes, so a placeholder with the source's columns is rendered. A
+     stream_aggregate reads its window or, switched by one literal (_stream_current_rows), the
+     source's rows as of the window's end. --#}
 {% macro _stream_read(relation, default_suffix) %}
   {%- if not execute -%}
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
   {%- set resolved = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
-  {{ return(dbt_tablestream.change_rows_sql(resolved.stream, relation, resolved.columns)) }}
+  {%- set rows_sql = dbt_tablestream.change_rows_sql(resolved.stream, relation, resolved.columns) -%}
+  {%- if config.get('materialized') == 'stream_aggregate' and not resolved.stream.snapshot -%}
+    {%- set current = dbt_tablestream._stream_input_with(resolved.stream, {'snapshot': true}) -%}
+    {%- set current = dbt_tablestream._stream_input_with(current, {'view': dbt_tablestream.window_relation_sql(relation, current, resolved.columns)}) -%}
+    {%- set switch = dbt_tablestream._stream_rows_switch('window') -%}
+    {{ return("(\n  select * from " ~ rows_sql ~ " as __tablestream_window_rows where " ~ switch ~ " = 'window'\n  union all\n  select * from "
+              ~ dbt_tablestream.change_rows_sql(current, relation, resolved.columns, marked=false) ~ " as __tablestream_now_rows where " ~ switch ~ " = 'current'\n)") }}
+  {%- endif -%}
+  {{ return(rows_sql) }}
+{% endmacro %}
+
+
+{#-- The literal that picks which rows a stream_aggregate's read gives: 'window' (its change rows)
+     or 'current' (the source as of the window's end, as INSERT rows). Spark folds the comparison,
+     so the read not picked is never planned past analysis. --#}
+{% macro _stream_rows_switch(rows) %}
+  {{ return("/* tablestream:rows */ '" ~ rows ~ "'") }}
+{% endmacro %}
+
+
+{#-- A stream_aggregate's compiled code with its reads switched to the source's rows as of its
+     window's end. --#}
+{% macro _stream_current_rows(compiled_code) %}
+  {{ return(compiled_code | replace(dbt_tablestream._stream_rows_switch('window'), dbt_tablestream._stream_rows_switch('current'))) }}
 {% endmacro %}
 
 

@@ -1,15 +1,16 @@
 """A `dbt run` SIGKILLed at every step of the commit protocol (window_pinned, before_target_commit,
 after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge (written
-by MERGE, and by replacing the window's keys: merge_write replace_where), a table_stream, and a
-stream_merge over several streams (a UNION of two sources).
+by MERGE, and by replacing the window's keys: merge_write replace_where), a table_stream, a
+stream_aggregate, and a stream_merge over several streams (a UNION of two sources).
 
-The four models are independent and run in parallel threads, and the fault names all three
-(``DBT_TABLESTREAM_FAULT=<step>@current+replaced+log+shards``): each waits at the step until the others have
+The five models are independent and run in parallel threads, and the fault names them all
+(``DBT_TABLESTREAM_FAULT=<step>@current+replaced+log+totals+shards``): each waits at the step until the others have
 reached it, then the process dies, so one crash process leaves every kind of model at that step.
 After it, each target is as it was (the step is before the target commit) or has the window
 (after it), and the offsets log has the window only after its append. More changes land, an
-in-process run recovers all three, and every target is checked against its oracle: the mirror and
-the union equal their sources, and the log holds every change exactly once. Each test crashes at
+in-process run recovers them all, and every target is checked against its oracle: the mirror and
+the union equal their sources, the totals their GROUP BY, and the log holds every change exactly
+once. Each test crashes at
 the four steps in turn, recovering after each: once with the marked protocol, once on an emulated
 SQL warehouse (the reapply protocol).
 """
@@ -28,7 +29,7 @@ from tests.functional.streams import StreamBench, assert_no_refused_setting
 
 pytestmark = pytest.mark.extended
 
-# Independent models: with four threads they run side by side and all reach the fault's step.
+# Independent models: with a thread each they run side by side and all reach the fault's step.
 MODELS = {
     "current": (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
@@ -42,6 +43,13 @@ MODELS = {
     "log": (
         "{{ config(materialized='table_stream') }}\n"
         "select id, name, age, __change_type from {{ dbt_tablestream.source_stream('app', 't') }}"
+    ),
+    # Totals per parity of the key (docs/stream-aggregate.md); each round's update and delete move
+    # a group's extremes.
+    "totals": (
+        "{{ config(materialized='stream_aggregate', group_by='parity',"
+        " aggregates={'n': 'count(*)', 'total': 'sum(age)', 'low': 'min(age)', 'high': 'max(age)'}) }}\n"
+        "select id % 2 as parity, age, __change_type from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
     "shards": (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
@@ -61,6 +69,7 @@ STREAMS = {
     "current": ("current__app_t",),
     "replaced": ("replaced__app_t",),
     "log": ("log__app_t",),
+    "totals": ("totals__app_t",),
     "shards": ("shards__app_a", "shards__app_b"),
 }
 COMMITTED_AT = ("after_target_commit", "after_offsets_append")
@@ -115,11 +124,16 @@ class Sources:
             return Counter(self.rows["t"].values())
         if model == "shards":
             return Counter(self.rows["a"].values()) + Counter(self.rows["b"].values())
+        if model == "totals":
+            groups: dict[int, list[int]] = {}
+            for key, _, age in self.rows["t"].values():
+                groups.setdefault(key % 2, []).append(age)
+            return Counter((parity, len(ages), sum(ages), min(ages), max(ages)) for parity, ages in groups.items())
         return +self.log
 
     def target(self, model: str) -> Counter[Row]:
         rows = self.bench.target_rows(model)
-        return Counter(row[: 4 if model == "log" else 3] for row in rows.elements())
+        return Counter(row[: {"log": 4, "totals": 5}.get(model, 3)] for row in rows.elements())
 
 
 def assert_every_model_at_its_oracle(bench: StreamBench, sources: Sources) -> None:
@@ -164,7 +178,7 @@ def test_a_kill_at_every_step_of_each_kind_of_model_loses_nothing_and_applies_no
         before = {model: sources.target(model) for model in ORDER}
         logged = offsets_rows(bench)
         sources.change(2 * round + 1)
-        # Threads for the four only in the crash process: in-process runs share the session one at a time.
+        # A thread for each only in the crash process: in-process runs share the session one at a time.
         bench.crash(f"{step}@{'+'.join(ORDER)}", "run", "--threads", str(len(ORDER)))
         committed = step in COMMITTED_AT
         for model in ORDER:

@@ -1,6 +1,7 @@
 """Property: for random histories on a keyed source, after every run
-- the stream_merge target equals the source at the run's pinned version (EXCEPT ALL both ways), and
-- a keyed table_stream appends exactly the source's net changes over the run's window.
+- the stream_merge target equals the source at the run's pinned version (EXCEPT ALL both ways),
+- a keyed table_stream appends exactly the source's net changes over the run's window, and
+- the stream_aggregate target equals its GROUP BY over the source at that version.
 
 The oracle needs no change feed: a key's net change over a window is decided by its state before
 and after the window and whether the window touched it (docs/architecture.md, "The layers").
@@ -72,6 +73,47 @@ def net_changes(before: dict[int, Row], after: dict[int, Row], touched: set[int]
     return expected
 
 
+# A stream_aggregate over the lanes (docs/stream-aggregate.md): per lane a NULL group and three
+# others, which updates move rows between, a filter they move rows in and out of, and NULLs in an
+# aggregated column; the lanes' few keys empty and refill groups and remove their extremes.
+TOTALS = (
+    "{{ config(materialized='stream_aggregate', group_by=['lane', 'band'], aggregates={'n': 'count(*)',"
+    " 'parts': 'count(part)', 'total': 'sum(part)', 'mean': 'avg(part)', 'low': 'min(age)', 'high': 'max(age)',"
+    " 'first': 'min(name)', 'last': 'max(name)'}) }}\n"
+    "select lane, case when age % 4 = 0 then null else age % 3 end as band, nullif(age % 5, 0) as part, age, name,"
+    " __change_type\nfrom {{ dbt_tablestream.source_stream('app', 't') }}\nwhere age % 7 <> 0"
+)
+
+
+def expected_totals(rows: list[Row]) -> Counter[tuple]:
+    """TOTALS' GROUP BY, computed from the source's rows."""
+    groups: dict[tuple, list[Row]] = {}
+    for row in rows:
+        lane, _, _, age = row
+        if age % 7:
+            groups.setdefault((lane, None if age % 4 == 0 else age % 3), []).append(row)
+    totals: Counter[tuple] = Counter()
+    for group, members in groups.items():
+        parts = [age % 5 for _, _, _, age in members if age % 5]
+        ages = [age for _, _, _, age in members]
+        names = [name for _, _, name, _ in members]
+        mean = sum(parts) / len(parts) if parts else None
+        totals[
+            (
+                *group,
+                len(members),
+                len(parts),
+                sum(parts) if parts else None,
+                mean,
+                min(ages),
+                max(ages),
+                min(names),
+                max(names),
+            )
+        ] += 1
+    return totals
+
+
 MODELS = {
     "current": (
         f"{{{{ config(materialized='stream_merge', unique_key={LANE_KEY}) }}}}\n"
@@ -84,6 +126,7 @@ MODELS = {
         "{{ config(materialized='stream_merge', unique_key='uid', merge_write='replace_where') }}\n"
         "select *, lane * 100 + id as uid from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
+    "totals": TOTALS,
 }
 # On an emulated SQL warehouse (the reapply protocol) a keyed table_stream appends every change
 # row: its net changes cannot be re-applied exactly (docs/architecture.md).
@@ -95,8 +138,9 @@ WAREHOUSE_MODELS = {
     "soft": MODELS["current"].replace(")", ", delete_mode='soft')", 1),
     "kept": MODELS["current"].replace(")", ", delete_mode='ignore')", 1),
     "replaced": MODELS["replaced"],
+    "totals": TOTALS,
 }
-STREAMS = {"current__app_t", "changes__app_t", "replaced__app_t"}
+STREAMS = {"current__app_t", "changes__app_t", "replaced__app_t", "totals__app_t"}
 WAREHOUSE_STREAMS = {f"{model}__app_t" for model in WAREHOUSE_MODELS}
 
 
@@ -156,6 +200,11 @@ class KeyedLane(StepLane):
                 f"stream_merge {model}: only in the target {target - Counter(now.values())},"
                 f" only in the source {Counter(now.values()) - target}"
             )
+        totals = Counter(row[:10] for row in self.mine(view.target("totals")).elements())
+        expected_groups = expected_totals(list(now.values()))
+        assert totals == expected_groups, (
+            f"stream_aggregate: only in the target {totals - expected_groups}, only in the GROUP BY {expected_groups - totals}"
+        )
         log = self.mine(view.target("changes"))
         appended = log - self.log_before
         assert not (self.log_before - log), "the change log lost rows"

@@ -21,7 +21,9 @@ from dbt_tablestream.exceptions import StreamError
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "configuration.md"
 SPEC: dict[str, dict[str, Any]] = render("_stream_config_spec")
-MATERIALIZATIONS = ("table_stream", "stream_merge")
+# stream_aggregate first: a test that takes the last one a config applies to keeps its old one.
+MATERIALIZATIONS = ("stream_aggregate", "table_stream", "stream_merge")
+AGGREGATE = {"group_by": "g", "aggregates": {"n": "count(*)", "total": "sum(x)"}}
 
 
 def settings_of(raw: dict[str, Any], materialized: str = "table_stream") -> dict[str, Any]:
@@ -34,7 +36,13 @@ def applies_to(entry: dict[str, Any]) -> list[str]:
 
 def test_every_config_takes_its_default_from_the_spec() -> None:
     for materialized in MATERIALIZATIONS:
-        raw = {"unique_key": "id"} if materialized == "stream_merge" else {}
+        raw: dict[str, Any] = (
+            {"unique_key": "id"}
+            if materialized == "stream_merge"
+            else AGGREGATE
+            if materialized == "stream_aggregate"
+            else {}
+        )
         settings = settings_of(raw, materialized)
         for name, entry in SPEC.items():
             if materialized not in applies_to(entry):
@@ -42,7 +50,14 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
                 continue
             expected = entry["default"]
             if name == "unique_key":
-                expected = ["id"] if raw else []
+                expected = ["id"] if materialized == "stream_merge" else []
+            if name == "group_by":
+                expected = ["g"]
+            if name == "aggregates":
+                expected = [
+                    {"name": "n", "function": "count", "column": None},
+                    {"name": "total", "function": "sum", "column": "x"},
+                ]
             assert settings[name] == expected, (materialized, name)
         assert settings["configured"] == list(raw)
     pyspark = render("_stream_settings_of", {}, "Stream s", "pyspark")
@@ -177,8 +192,9 @@ def config_reference() -> str:
     lines = [
         "# Configuration",
         "",
-        "Every config of a `table_stream` or `stream_merge` model: the materializations that take it, its",
-        "kind, its accepted values and its default. This table is rendered from `_stream_config_spec`",
+        "Every config of a stream model (`table_stream`, `stream_merge`, `stream_aggregate`): the",
+        "materializations that take it, its kind, its accepted values and its default. This table is",
+        "rendered from `_stream_config_spec`",
         "(macros/materializations/settings_spec.sql), the one place the package states them; the",
         "validation (one check per kind, settings_kinds.sql), its messages and this table all read it. A",
         "value outside these is refused before any SQL runs, with the accepted values listed. Below the",

@@ -1,0 +1,247 @@
+{#-- The SQL of a stream_aggregate (docs/stream-aggregate.md): the target's columns, its build and
+     the one MERGE of a later run. Builders return SQL and run nothing.
+
+     The target holds the group_by columns, the model's aggregates, and the counts the package
+     needs to keep them (columns named __tablestream_*): `__tablestream_rows`, the group's rows;
+     `__tablestream_count_<col>`, the non-NULL values of a column summed or averaged (a sum over
+     none is NULL); `__tablestream_sum_<col>`, the sum an average divides. count, sum and avg are
+     kept by adding the window's signed changes; min and max by taking the window's new values,
+     and by reading the group again from the source as of the window's end when the window
+     removed a value at the current extreme. --#}
+
+
+{#-- The target's columns after group_by, in order: each {name, function, column, aggregate (the
+     GROUP BY expression over rows), type (for avg: the input's type, whose result it mirrors)}.
+     `types`: the model's output column types by lower-cased name. --#}
+{% macro _aggregate_target_columns(aggregates, types) %}
+  {%- set columns = [] -%}
+  {%- for aggregate in aggregates -%}
+    {%- set argument = '*' if aggregate.column is none else adapter.quote(aggregate.column) -%}
+    {%- do columns.append(dict(aggregate, aggregate=aggregate.function ~ '(' ~ argument ~ ')',
+                               type=types.get((aggregate.column or '') | lower))) -%}
+  {%- endfor -%}
+  {%- do columns.append({'name': '__tablestream_rows', 'function': 'count', 'column': none, 'aggregate': 'count(*)', 'type': none}) -%}
+  {%- for column in dbt_tablestream._aggregated_columns(aggregates, ['sum', 'avg']) -%}
+    {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('count', column), 'function': 'count', 'column': column,
+                           'aggregate': 'count(' ~ adapter.quote(column) ~ ')', 'type': none}) -%}
+  {%- endfor -%}
+  {%- for column in dbt_tablestream._aggregated_columns(aggregates, ['avg']) -%}
+    {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('sum', column), 'function': 'sum', 'column': column,
+                           'aggregate': 'sum(' ~ adapter.quote(column) ~ ')', 'type': none}) -%}
+  {%- endfor -%}
+  {{ return(columns) }}
+{% endmacro %}
+
+
+{#-- The distinct columns the aggregates of `functions` read, in order. --#}
+{% macro _aggregated_columns(aggregates, functions) %}
+  {%- set found = [] -%}
+  {%- for aggregate in aggregates if aggregate.function in functions and aggregate.column is not none and aggregate.column not in found -%}
+    {%- do found.append(aggregate.column) -%}
+  {%- endfor -%}
+  {{ return(found) }}
+{% endmacro %}
+
+
+{#-- A package column's name for `column`: Delta takes letters, digits and underscores in a name. --#}
+{% macro _aggregate_hidden_name(kind, column) %}
+  {{ return('__tablestream_' ~ kind ~ '_' ~ modules.re.sub('[^A-Za-z0-9_]', '_', column)) }}
+{% endmacro %}
+
+
+{% macro stream_aggregate_build_sql(rows_sql, group_by, columns) %}
+  {{ return(adapter.dispatch('stream_aggregate_build_sql', 'dbt_tablestream')(rows_sql, group_by, columns)) }}
+{% endmacro %}
+
+
+{#-- The target's rows from `rows_sql`, rows that all exist (a snapshot): the GROUP BY itself. --#}
+{% macro spark__stream_aggregate_build_sql(rows_sql, group_by, columns) %}
+  {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
+  {%- set selected = [] -%}
+  {%- for column in columns -%}{%- do selected.append(column.aggregate ~ ' as ' ~ adapter.quote(column.name)) -%}{%- endfor -%}
+  {{ return('select ' ~ groups ~ ', ' ~ selected | join(', ') ~ '\nfrom (' ~ rows_sql ~ ') as __tablestream_rows_read\ngroup by ' ~ groups) }}
+{% endmacro %}
+
+
+{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all) %}
+  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(target, rows_sql, current_sql, group_by, columns, recompute_all)) }}
+{% endmacro %}
+
+
+{#-- One MERGE applying a window of change rows (`rows_sql`, with __change_type) to the target:
+     - the window's rows are signed (+1 INSERT and UPDATE_AFTER, -1 DELETE and UPDATE_BEFORE) and
+       summed per group: its rows, non-NULL values and sums, and the least and greatest value it
+       added and removed per column under min or max;
+     - a group is read again from `current_sql` (the model's rows over the source as of the
+       window's end) when the window removed a value at or beyond its current extreme, or, with
+       `recompute_all` (the reapply protocol: a window applied twice must leave what one
+       application leaves), whenever the window touched it; only those groups are read;
+     - a group read again takes what it read, or is deleted when it read nothing; any other group
+       adds the window's sums, and is deleted when its rows reach 0 or inserted when it is new.
+     Group keys match NULL-safely: a NULL key is a group of its own. --#}
+{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all) %}
+  {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
+  {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
+  {%- set sums = ['sum(__tablestream_sign) as __tablestream_d_rows'] -%}
+  {%- set extremes = [] -%}
+  {%- for column in columns if column.column is not none and column.function in ['count', 'sum', 'avg'] -%}
+    {%- set quoted = adapter.quote(column.column) -%}
+    {%- set counted = adapter.quote(dbt_tablestream._aggregate_hidden_name('d_count', column.column)) -%}
+    {%- if counted not in sums | join(' ') -%}
+      {%- do sums.append('sum(case when ' ~ quoted ~ ' is not null then __tablestream_sign else 0 end) as ' ~ counted) -%}
+    {%- endif -%}
+    {%- set summed = adapter.quote(dbt_tablestream._aggregate_hidden_name('d_sum', column.column)) -%}
+    {%- if column.function in ['sum', 'avg'] and summed not in sums | join(' ') -%}
+      {%- do sums.append('sum(case when __tablestream_sign > 0 then ' ~ quoted ~ ' else -' ~ quoted ~ ' end) as ' ~ summed) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- for column in columns if column.function in ['min', 'max'] -%}
+    {%- set quoted = adapter.quote(column.column) -%}
+    {%- for side, sign in [['added', '>'], ['removed', '<']] -%}
+      {%- set name = adapter.quote(dbt_tablestream._aggregate_hidden_name(side ~ '_' ~ column.function, column.column)) -%}
+      {%- if name not in sums | join(' ') -%}
+        {%- do sums.append(column.function ~ '(case when __tablestream_sign ' ~ sign ~ ' 0 then ' ~ quoted ~ ' end) as ' ~ name) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {#-- The extreme after the window, unless it removed a value at it: the old one or a new one. --#}
+    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.' ~ adapter.quote(column.name) ~ ', __tablestream_window.'
+                   ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) ~ ')' -%}
+    {%- set removed = '__tablestream_window.' ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
+    {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
+  {%- endfor -%}
+  {%- set recompute = 'true' if recompute_all else
+        ('coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and (' ~ extremes | join(' or ') ~ ')' if extremes else 'false') -%}
+  {%- set window_groups = [] -%}
+  {%- for column in group_by -%}{%- do window_groups.append('__tablestream_window.' ~ adapter.quote(column)) -%}{%- endfor -%}
+  {%- set recomputed = [] -%}
+  {%- for column in columns -%}
+    {%- do recomputed.append('__tablestream_current.' ~ adapter.quote(column.name) ~ ' as ' ~ adapter.quote('__tablestream_r_' ~ column.name)) -%}
+  {%- endfor -%}
+  {%- set merge_sql -%}
+merge into {{ target }} as __tablestream_target
+using (
+  with __tablestream_signed as (
+    select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then -1 else 1 end as __tablestream_sign
+    from ({{ rows_sql }}) as __tablestream_rows_read
+  ),
+  __tablestream_deltas as (
+    select {{ groups }}, {{ sums | join(',\n      ') }}
+    from __tablestream_signed
+    group by {{ groups }}
+  ),
+  __tablestream_flagged as (
+    select __tablestream_window.*, {{ recompute }} as __tablestream_recompute
+    from __tablestream_deltas as __tablestream_window
+    {%- if not recompute_all and extremes %}
+    left join {{ target }} as __tablestream_target on {{ same_group }}
+    {%- endif %}
+  ),
+  __tablestream_current as (
+    {{ dbt_tablestream.stream_aggregate_build_sql(
+        'select __tablestream_current_rows.* from (' ~ current_sql ~ ') as __tablestream_current_rows left semi join (select ' ~ groups
+        ~ ' from __tablestream_flagged where __tablestream_recompute) as __tablestream_window on '
+        ~ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current_rows', '__tablestream_window'),
+        group_by, columns) | indent(4) }}
+  )
+  select __tablestream_window.*, __tablestream_current.__tablestream_rows is not null as __tablestream_found,
+    {{ recomputed | join(',\n    ') }}
+  from __tablestream_flagged as __tablestream_window
+  left join __tablestream_current on {{ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current', '__tablestream_window') }}
+) as __tablestream_window
+on {{ same_group }}
+when matched and __tablestream_window.__tablestream_recompute and not __tablestream_window.__tablestream_found then delete
+when matched and __tablestream_window.__tablestream_recompute then update set
+  {{ dbt_tablestream._aggregate_assignments(columns, 'recomputed') | join(',\n  ') }}
+when matched and __tablestream_target.__tablestream_rows + __tablestream_window.__tablestream_d_rows <= 0 then delete
+when matched then update set
+  {{ dbt_tablestream._aggregate_assignments(columns, 'added') | join(',\n  ') }}
+when not matched and __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_found then insert ({{ groups }}, {{ dbt_tablestream._quoted_columns(columns | map(attribute='name')) }})
+  values ({{ window_groups | join(', ') }}, {{ dbt_tablestream._aggregate_values(columns, 'recomputed') | join(', ') }})
+when not matched and not __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_d_rows > 0 then insert ({{ groups }}, {{ dbt_tablestream._quoted_columns(columns | map(attribute='name')) }})
+  values ({{ window_groups | join(', ') }}, {{ dbt_tablestream._aggregate_values(columns, 'new') | join(', ') }})
+  {%- endset -%}
+  {{ return(merge_sql) }}
+{% endmacro %}
+
+
+{#-- `<left>.g <=> <right>.g and ...` over the group_by columns. --#}
+{% macro _aggregate_same_group(group_by, left, right) %}
+  {%- set conditions = [] -%}
+  {%- for column in group_by -%}
+    {%- do conditions.append(left ~ '.' ~ adapter.quote(column) ~ ' <=> ' ~ right ~ '.' ~ adapter.quote(column)) -%}
+  {%- endfor -%}
+  {{ return(conditions | join(' and ')) }}
+{% endmacro %}
+
+
+{#-- `col = <value>` for every target column after group_by (_aggregate_values). --#}
+{% macro _aggregate_assignments(columns, source) %}
+  {%- set values = dbt_tablestream._aggregate_values(columns, source) -%}
+  {%- set assignments = [] -%}
+  {%- for column in columns -%}
+    {%- do assignments.append(adapter.quote(column.name) ~ ' = ' ~ values[loop.index0]) -%}
+  {%- endfor -%}
+  {{ return(assignments) }}
+{% endmacro %}
+
+
+{#-- Each target column's value after the window, in the MERGE of
+     spark__stream_aggregate_merge_sql: `recomputed`, as its group was read again; `added`, the
+     target's value plus the window's; `new`, a group the target lacks, from the window alone. --#}
+{% macro _aggregate_values(columns, source) %}
+  {%- set window = '__tablestream_window.' -%}
+  {%- if source == 'recomputed' -%}
+    {%- set values = [] -%}
+    {%- for column in columns -%}{%- do values.append(window ~ adapter.quote('__tablestream_r_' ~ column.name)) -%}{%- endfor -%}
+    {{ return(values) }}
+  {%- endif -%}
+  {%- set old = '__tablestream_target.' if source == 'added' else none -%}
+  {%- set values = [] -%}
+  {%- for column in columns -%}
+    {%- set kept = old ~ adapter.quote(column.name) if old else none -%}
+    {%- if column.function == 'count' -%}
+      {%- set delta = window ~ ('__tablestream_d_rows' if column.column is none else adapter.quote(dbt_tablestream._aggregate_hidden_name('d_count', column.column))) -%}
+      {%- do values.append(kept ~ ' + ' ~ delta if kept else delta) -%}
+    {%- elif column.function == 'sum' -%}
+      {%- do values.append(dbt_tablestream._aggregate_sum_value(kept, column.column, old)) -%}
+    {%- elif column.function == 'avg' -%}
+      {%- set count = dbt_tablestream._aggregate_count_value(column.column, old) -%}
+      {%- set total = dbt_tablestream._aggregate_sum_value(old ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('sum', column.column)) if old else none, column.column, old) -%}
+      {%- do values.append(dbt_tablestream._aggregate_average_sql(total, count, column.type)) -%}
+    {%- else -%}
+      {%- set added = window ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) -%}
+      {%- do values.append(('least' if column.function == 'min' else 'greatest') ~ '(' ~ kept ~ ', ' ~ added ~ ')' if kept else added) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(values) }}
+{% endmacro %}
+
+
+{#-- A column's non-NULL values after the window. --#}
+{% macro _aggregate_count_value(column, old) %}
+  {%- set delta = '__tablestream_window.' ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('d_count', column)) -%}
+  {{ return('(' ~ old ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('count', column)) ~ ' + ' ~ delta ~ ')' if old else delta) }}
+{% endmacro %}
+
+
+{#-- A sum after the window: NULL when no value is left, as SQL's sum over only NULLs. `kept`: the
+     target's sum, none for a new group. --#}
+{% macro _aggregate_sum_value(kept, column, old) %}
+  {%- set delta = '__tablestream_window.' ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('d_sum', column)) -%}
+  {{ return('case when ' ~ dbt_tablestream._aggregate_count_value(column, old) ~ ' = 0 then null else '
+            ~ ('coalesce(' ~ kept ~ ', 0) + coalesce(' ~ delta ~ ', 0)' if kept else delta) ~ ' end') }}
+{% endmacro %}
+
+
+{#-- An average from its sum and count, with avg's own type and arithmetic: over a decimal(p, s),
+     the sum in decimal(p + 10, s) divided by the count as decimal(20, 0), in decimal(p + 4, s + 4);
+     over other numbers, in double. `input_type`: the averaged column's. --#}
+{% macro _aggregate_average_sql(total, count, input_type) %}
+  {%- set decimal = modules.re.fullmatch('\\s*decimal\\s*\\(\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\)\\s*', (input_type or '') | lower) -%}
+  {%- if decimal -%}
+    {%- set precision, scale = decimal.group(1) | int, decimal.group(2) | int -%}
+    {{ return('case when ' ~ count ~ ' = 0 then null else cast(cast(' ~ total ~ ' as decimal(' ~ [precision + 10, 38] | min ~ ', ' ~ scale ~ ')) / cast('
+              ~ count ~ ' as decimal(20, 0)) as decimal(' ~ [precision + 4, 38] | min ~ ', ' ~ [scale + 4, 38] | min ~ ')) end') }}
+  {%- endif -%}
+  {{ return('case when ' ~ count ~ ' = 0 then null else cast(' ~ total ~ ' as double) / ' ~ count ~ ' end') }}
+{% endmacro %}

@@ -1,0 +1,90 @@
+{#-- stream_aggregate: a GROUP BY kept up to date from one stream, exactly once
+     (docs/stream-aggregate.md). After every run the target equals the model's select over the
+     source as of the window's end, grouped by `group_by`, with `aggregates`. The first run, a
+     reset or --full-refresh builds it from that snapshot; a later run applies the window's change
+     rows in one MERGE (stream_aggregate_merge_sql) committed by the run's protocol. This file
+     only orchestrates. --#}
+{% materialization stream_aggregate, default %}
+  {%- set settings = dbt_tablestream._stream_settings() -%}
+  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
+  {%- do dbt_tablestream._check_stream_model_features(stream) -%}
+  {%- do dbt_tablestream._check_stream_aggregate_model(stream) -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart and stream.view is none -%}
+  {%- if not empty -%}
+    {%- set columns = dbt_tablestream._stream_aggregate_columns(stream, compiled_code, settings) -%}
+  {%- endif -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
+  {%- set rebuild = existing_relation is none or stream.restart -%}
+  {%- set response = none -%}
+  {%- if empty -%}
+    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
+    {%- endcall -%}
+  {%- else -%}
+    {%- set current_sql = compiled_code if stream.inputs[0].snapshot else dbt_tablestream._stream_current_rows(compiled_code) -%}
+    {%- do dbt_tablestream.fault_point('before_target_commit') -%}
+    {%- if rebuild -%}
+      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream,
+                                                                                                         dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
+    {%- else -%}
+      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, compiled_code, current_sql, settings.group_by, columns,
+                                                                     dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
+    {%- endif -%}
+  {%- endif -%}
+
+  {%- do dbt_tablestream._finish_stream_run(stream, response, none, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild, 'unit': 'groups'}) -%}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
+
+
+{#-- Before any SQL: a stream_aggregate reads one stream (its groups are that source's), and an
+     enforced contract cannot list the target's own columns. --#}
+{% macro _check_stream_aggregate_model(stream) %}
+  {%- set subject = dbt_tablestream._stream_subject(stream.stream) ~ " (model " ~ model.name ~ ")" -%}
+  {%- if stream.inputs | length > 1 -%}
+    {{ exceptions.raise_compiler_error(subject ~ " reads " ~ stream.inputs | length ~ " streams; a stream_aggregate reads one, from source_stream() or ref_stream()."
+        ~ " Aggregate each stream in its own model, or union the sources into one stream_merge and aggregate its ref_stream(). Nothing was written.") }}
+  {%- endif -%}
+  {%- if dbt_tablestream._stream_contract_enforced() -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a stream_aggregate's target keeps its own counts (columns __tablestream_*) beside the aggregates,"
+        ~ " which an enforced contract would have to list. Remove contract.enforced and test the target with data tests instead. Nothing was written.") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#-- The target's columns after group_by (_aggregate_target_columns), from the model's output,
+     which must have the group_by columns, every aggregated column and __change_type; sum and avg
+     take numbers. --#}
+{% macro _stream_aggregate_columns(stream, compiled_code, settings) %}
+  {%- set types = {} -%}
+  {%- for column in get_column_schema_from_query(compiled_code) -%}
+    {%- do types.update({column.name | lower: column.dtype | lower}) -%}
+  {%- endfor -%}
+  {%- set subject = dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source -%}
+  {%- set missing = [] -%}
+  {%- for column in settings.group_by + (settings.aggregates | map(attribute='column') | reject('none') | list) + ['__change_type']
+        if column | lower not in types and column not in missing -%}
+    {%- do missing.append(column) -%}
+  {%- endfor -%}
+  {%- if missing -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": the output of model " ~ model.name ~ " lacks " ~ missing | join(', ') ~ " (it has " ~ types.keys() | join(', ')
+        ~ "). A stream_aggregate's select keeps its group_by columns, the columns its aggregates read and __change_type, which signs each change row. Nothing was written.") }}
+  {%- endif -%}
+  {%- for aggregate in settings.aggregates if aggregate.function in ['sum', 'avg'] -%}
+    {%- set type = types[aggregate.column | lower] -%}
+    {%- if not (type in ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double'] or type.startswith('decimal')) -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": aggregates '" ~ aggregate.name ~ "' is " ~ aggregate.function ~ "(" ~ aggregate.column ~ "), and " ~ aggregate.column
+          ~ " is " ~ type ~ " in the output of model " ~ model.name ~ "; sum and avg take a number (an integer, float, double or decimal). Cast it in the select. Nothing was written.") }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(dbt_tablestream._aggregate_target_columns(settings.aggregates, types)) }}
+{% endmacro %}

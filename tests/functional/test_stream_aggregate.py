@@ -1,0 +1,174 @@
+"""stream_aggregate: a GROUP BY kept up to date from a stream, checked against the GROUP BY itself
+computed from the source after every run, and its refusals (docs/stream-aggregate.md)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+from deltalake import DeltaTable
+
+from tests.functional.streams import StreamBench
+
+AGGREGATES = (
+    "{'people': 'count(*)', 'aged': 'count(age)', 'total_age': 'sum(age)', 'mean_age': 'avg(age)',"
+    " 'youngest': 'min(age)', 'oldest': 'max(age)', 'first_name': 'min(name)', 'last_name': 'max(name)',"
+    " 'total_amount': 'sum(amount)', 'mean_amount': 'avg(amount)'}"
+)
+# Two group columns, one NULL for a NULL age; a filter that an update can move a row in or out of.
+TOTALS = (
+    f"{{{{ config(materialized='stream_aggregate', group_by=['parity', 'band'], aggregates={AGGREGATES}) }}}}\n"
+    "select id % 2 as parity, case when age >= 50 then 'old' when age is not null then 'young' end as band,\n"
+    "  age, name, cast(age as decimal(10, 2)) / 4 as amount, __change_type\n"
+    "from {{ dbt_tablestream.source_stream('app', 't') }}\n"
+    "where name <> 'test'"
+)
+COLUMNS = ("people", "aged", "total_age", "mean_age", "youngest", "oldest", "first_name", "last_name")
+
+
+def expected_totals(rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The model's GROUP BY, computed here from the source's rows."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["name"] == "test":
+            continue
+        age = row["age"]
+        band = None if age is None else "old" if age >= 50 else "young"
+        groups.setdefault((row["id"] % 2, band), []).append(row)
+    totals = {}
+    for key, members in groups.items():
+        ages = [row["age"] for row in members if row["age"] is not None]
+        amounts = [Decimal(age) / 4 for age in ages]
+        names = [row["name"] for row in members]
+        totals[key] = (
+            len(members),
+            len(ages),
+            sum(ages) if ages else None,
+            sum(ages) / len(ages) if ages else None,
+            min(ages, default=None),
+            max(ages, default=None),
+            min(names),
+            max(names),
+            sum(amounts) if amounts else None,
+            # avg(decimal(p, s)) is decimal(p + 4, s + 4), rounded half up.
+            (sum(amounts) / len(amounts)).quantize(Decimal("0.000001"), ROUND_HALF_UP) if amounts else None,
+        )
+    return totals
+
+
+def target_totals(bench: StreamBench, model: str = "totals") -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    rows = DeltaTable(str(bench.target_path(model))).to_pyarrow_table().to_pylist()
+    return {
+        (row["parity"], row["band"]): (*(row[name] for name in COLUMNS), row["total_amount"], row["mean_amount"])
+        for row in rows
+    }
+
+
+def source_rows(bench: StreamBench) -> list[dict[str, Any]]:
+    return DeltaTable(bench.source_path()).to_pyarrow_table().to_pylist()
+
+
+def assert_totals(bench: StreamBench) -> None:
+    expected, target = expected_totals(source_rows(bench)), target_totals(bench)
+    assert target == expected, (
+        f"only in the target: {sorted(set(target.items()) - set(expected.items()), key=str)};"
+        f" only in the GROUP BY: {sorted(set(expected.items()) - set(target.items()), key=str)}"
+    )
+
+
+def test_an_aggregate_equals_its_group_by_after_every_run(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {"totals": TOTALS})
+    bench.create_source([(1, "a", 10), (2, "b", 60), (3, "c", 30), (4, "d", 70), (5, "e", 20), (6, "f", None)])
+    bench.run()
+    assert_totals(bench)
+    source = bench.source
+    # Within a group, across groups (young to old), out of the filter, a NULL age, new rows.
+    source().update(updates={"age": "age + 1"}, predicate="id = 1")
+    source().update(updates={"age": "55"}, predicate="id = 3")
+    source().update(updates={"name": "'test'"}, predicate="id = 5")
+    source().update(updates={"age": "null"}, predicate="id = 2")
+    bench.append([(7, "g", 80), (8, "h", 5)])
+    bench.run()
+    assert_totals(bench)
+    # The extremes removed (min and max of a group), a group emptied, a row back into the filter.
+    source().delete("id = 8")
+    source().delete("id = 4")
+    source().update(updates={"name": "'e2'"}, predicate="id = 5")
+    source().delete("id = 6")
+    source().delete("id = 2")
+    bench.run()
+    assert_totals(bench)
+    # Emptied and refilled in one window; several changes to one row.
+    source().delete("id = 7")
+    bench.append([(9, "i", 90)])
+    source().update(updates={"age": "age + 1"}, predicate="id = 9")
+    source().update(updates={"age": "age - 50"}, predicate="id = 9")
+    bench.run()
+    assert_totals(bench)
+    version = bench.target_version("totals")
+    bench.run()
+    assert bench.target_version("totals") == version  # an empty window makes no target commit
+    bench.run("--full-refresh")
+    assert_totals(bench)
+    hidden = {name for name in DeltaTable(str(bench.target_path("totals"))).schema().to_arrow().names}
+    assert hidden - {"parity", "band", *COLUMNS, "total_amount", "mean_amount"} == {
+        "__tablestream_rows",
+        "__tablestream_count_age",
+        "__tablestream_count_amount",
+        "__tablestream_sum_age",
+        "__tablestream_sum_amount",
+    }
+
+
+def aggregate_model(config: str, select: str = "id % 2 as parity, age, __change_type") -> str:
+    return (
+        f"{{{{ config(materialized='stream_aggregate', {config}) }}}}\n"
+        f"select {select} from {{{{ dbt_tablestream.source_stream('app', 't') }}}}"
+    )
+
+
+REFUSED = {
+    "distinct": (
+        aggregate_model("group_by='parity', aggregates={'ages': 'count(distinct age)'}"),
+        ["aggregates 'ages': count(distinct age) is not an aggregate", "count(*), count(col), sum(col), avg(col)"],
+    ),
+    "expression": (
+        aggregate_model("group_by='parity', aggregates={'double_age': 'sum(age * 2)'}"),
+        ["aggregates 'double_age': sum(age * 2)", "compute an expression in the select"],
+    ),
+    "no_group": (aggregate_model("aggregates={'n': 'count(*)'}"), ["needs group_by"]),
+    "latest": (
+        aggregate_model("group_by='parity', aggregates={'n': 'count(*)'}, start_at='latest'"),
+        ["start_at latest would aggregate only the changes after it"],
+    ),
+    "skipping": (
+        aggregate_model("group_by='parity', aggregates={'n': 'count(*)'}, on_stale='skip_to_latest'"),
+        ["on_stale: skip_to_latest"],
+    ),
+    "missing": (
+        aggregate_model("group_by='parity', aggregates={'n': 'sum(weight)'}"),
+        ["lacks weight", "__change_type"],
+    ),
+    "unsigned": (
+        aggregate_model("group_by='parity', aggregates={'n': 'count(*)'}", select="id % 2 as parity, age"),
+        ["lacks __change_type"],
+    ),
+    "text_sum": (
+        aggregate_model(
+            "group_by='parity', aggregates={'n': 'sum(name)'}", select="id % 2 as parity, name, __change_type"
+        ),
+        ["sum(name), and name is string", "sum and avg take a number"],
+    ),
+}
+
+
+def test_what_cannot_be_kept_is_refused_naming_the_aggregate_and_writing_nothing(tmp_path: Path) -> None:
+    bench = StreamBench(tmp_path, {name: sql for name, (sql, _) in REFUSED.items()})
+    bench.create_source([(1, "a", 10), (2, "b", 60)])
+    for name, (_, fragments) in REFUSED.items():
+        message = bench.refused(name, *fragments)
+        assert "Nothing was written" in message or "needs group_by" in message, message
+        assert not bench.target_path(name).exists()
+    assert Counter(row["stream_name"] for row in bench.offsets()) == Counter()
