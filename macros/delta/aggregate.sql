@@ -63,82 +63,65 @@
 {% endmacro %}
 
 
-{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all) %}
-  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(target, rows_sql, current_sql, group_by, columns, recompute_all)) }}
+{% macro stream_aggregate_recomputes_sql(target, rows_sql, group_by, columns, recompute_all, cap) %}
+  {{ return(adapter.dispatch('stream_aggregate_recomputes_sql', 'dbt_tablestream')(target, rows_sql, group_by, columns, recompute_all, cap)) }}
+{% endmacro %}
+
+
+{#-- The groups a window of change rows makes stream_aggregate_merge_sql read again from the
+     source, at most `cap` + 1 of them, as a JSON list of their group_by values as strings (or
+     null); none when no window can
+     make it read any (no min or max, and not `recompute_all`). A run whose window removes no
+     extreme reads only the window and the target, and one that names a few groups lets Delta
+     skip the source's files that hold none of them. --#}
+{% macro spark__stream_aggregate_recomputes_sql(target, rows_sql, group_by, columns, recompute_all, cap) %}
+  {%- if not recompute_all and not columns | selectattr('function', 'in', ['min', 'max']) | list -%}{{ return(none) }}{%- endif -%}
+  {%- set values = [] -%}
+  {%- for column in group_by -%}{%- do values.append('cast(' ~ adapter.quote(column) ~ ' as string)') -%}{%- endfor -%}
+  {#-- One JSON value: dbt would read '007' in a column of strings as the number 7. --#}
+  {{ return('with ' ~ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all)
+            ~ '\nselect to_json(collect_list(array(' ~ values | join(', ') ~ '))) from (select * from __tablestream_flagged where __tablestream_recompute limit '
+            ~ (cap + 1) ~ ') as __tablestream_listed') }}
+{% endmacro %}
+
+
+{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none) %}
+  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups)) }}
 {% endmacro %}
 
 
 {#-- One MERGE applying a window of change rows (`rows_sql`, with __change_type) to the target:
-     - the window's rows are signed (+1 INSERT and UPDATE_AFTER, -1 DELETE and UPDATE_BEFORE) and
-       summed per group: its rows, non-NULL values and sums, and the least and greatest value it
-       added and removed per column under min or max;
+     - the window's groups and their sums (_aggregate_window_groups_sql);
      - a group is read again from `current_sql` (the model's rows over the source as of the
        window's end) when the window removed a value at or beyond its current extreme, or, with
        `recompute_all` (the reapply protocol: a window applied twice must leave what one
-       application leaves), whenever the window touched it; only those groups are read;
+       application leaves), whenever the window touched it; only those groups are read, and with
+       `listed_groups` (their group_by values, stream_aggregate_recomputes_sql's rows) by a
+       filter of literals that lets Delta skip files. With `current_sql` none
+       (stream_aggregate_recomputes_sql found none), no group is;
      - a group read again takes what it read, or is deleted when it read nothing; any other group
        adds the window's sums, and is deleted when its rows reach 0 or inserted when it is new.
      Group keys match NULL-safely: a NULL key is a group of its own. --#}
-{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all) %}
+{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none) %}
   {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
-  {%- set sums = ['sum(__tablestream_sign) as __tablestream_d_rows'] -%}
-  {%- set extremes = [] -%}
-  {%- for column in columns if column.column is not none and column.function in ['count', 'sum', 'avg'] -%}
-    {%- set quoted = adapter.quote(column.column) -%}
-    {%- set counted = adapter.quote(dbt_tablestream._aggregate_hidden_name('d_count', column.column)) -%}
-    {%- if counted not in sums | join(' ') -%}
-      {%- do sums.append('sum(case when ' ~ quoted ~ ' is not null then __tablestream_sign else 0 end) as ' ~ counted) -%}
-    {%- endif -%}
-    {%- set summed = adapter.quote(dbt_tablestream._aggregate_hidden_name('d_sum', column.column)) -%}
-    {%- if column.function in ['sum', 'avg'] and summed not in sums | join(' ') -%}
-      {%- do sums.append('sum(case when __tablestream_sign > 0 then ' ~ quoted ~ ' else -' ~ quoted ~ ' end) as ' ~ summed) -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- for column in columns if column.function in ['min', 'max'] -%}
-    {%- set quoted = adapter.quote(column.column) -%}
-    {%- for side, sign in [['added', '>'], ['removed', '<']] -%}
-      {%- set name = adapter.quote(dbt_tablestream._aggregate_hidden_name(side ~ '_' ~ column.function, column.column)) -%}
-      {%- if name not in sums | join(' ') -%}
-        {%- do sums.append(column.function ~ '(case when __tablestream_sign ' ~ sign ~ ' 0 then ' ~ quoted ~ ' end) as ' ~ name) -%}
-      {%- endif -%}
-    {%- endfor -%}
-    {#-- The extreme after the window, unless it removed a value at it: the old one or a new one. --#}
-    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.' ~ adapter.quote(column.name) ~ ', __tablestream_window.'
-                   ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) ~ ')' -%}
-    {%- set removed = '__tablestream_window.' ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
-    {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
-  {%- endfor -%}
-  {%- set recompute = 'true' if recompute_all else
-        ('coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and (' ~ extremes | join(' or ') ~ ')' if extremes else 'false') -%}
   {%- set window_groups = [] -%}
   {%- for column in group_by -%}{%- do window_groups.append('__tablestream_window.' ~ adapter.quote(column)) -%}{%- endfor -%}
   {%- set recomputed = [] -%}
   {%- for column in columns -%}
     {%- do recomputed.append('__tablestream_current.' ~ adapter.quote(column.name) ~ ' as ' ~ adapter.quote('__tablestream_r_' ~ column.name)) -%}
   {%- endfor -%}
+  {#-- Without groups to read again the read is of no rows, which Spark plans as none. --#}
+  {%- set current_rows = '(select * from (' ~ rows_sql ~ ') as __tablestream_none where false)' if current_sql is none
+        else '(select * from (' ~ current_sql ~ ') as __tablestream_now where ' ~ listed_groups ~ ')' if listed_groups is string
+        else '(' ~ current_sql ~ ')' -%}
   {%- set merge_sql -%}
 merge into {{ target }} as __tablestream_target
 using (
-  with __tablestream_signed as (
-    select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then -1 else 1 end as __tablestream_sign
-    from ({{ rows_sql }}) as __tablestream_rows_read
-  ),
-  __tablestream_deltas as (
-    select {{ groups }}, {{ sums | join(',\n      ') }}
-    from __tablestream_signed
-    group by {{ groups }}
-  ),
-  __tablestream_flagged as (
-    select __tablestream_window.*, {{ recompute }} as __tablestream_recompute
-    from __tablestream_deltas as __tablestream_window
-    {%- if not recompute_all and extremes %}
-    left join {{ target }} as __tablestream_target on {{ same_group }}
-    {%- endif %}
-  ),
+  with {{ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all if current_sql is not none else none) | indent(2) }},
   __tablestream_current as (
     {{ dbt_tablestream.stream_aggregate_build_sql(
-        'select __tablestream_current_rows.* from (' ~ current_sql ~ ') as __tablestream_current_rows left semi join (select ' ~ groups
+        'select __tablestream_current_rows.* from ' ~ current_rows ~ ' as __tablestream_current_rows left semi join (select ' ~ groups
         ~ ' from __tablestream_flagged where __tablestream_recompute) as __tablestream_window on '
         ~ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current_rows', '__tablestream_window'),
         group_by, columns) | indent(4) }}
@@ -161,6 +144,118 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
   values ({{ window_groups | join(', ') }}, {{ dbt_tablestream._aggregate_values(columns, 'new') | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
+{% endmacro %}
+
+
+{#-- The CTEs of a window's groups (for a WITH):
+     - `__tablestream_signed`: the change rows of `rows_sql` signed +1 (INSERT, UPDATE_AFTER) or -1
+       (DELETE, UPDATE_BEFORE);
+     - `__tablestream_deltas`: per group their signed sums: rows (__tablestream_d_rows), and the
+       non-NULL values and sums of each counted, summed or averaged column;
+     - `__tablestream_values_<n>`, one per column under min or max: per group the least and
+       greatest value the window added and removed on balance (an update that keeps a value adds
+       and removes it, which nets to nothing);
+     - `__tablestream_flagged`: the deltas with those, and `__tablestream_recompute`, whether the
+       group must be read again. `recompute_all`: true for every group, none for no group, false
+       for the groups that keep rows and whose window removed a value at or beyond the least (or
+       greatest) of the target's and the window's added ones, the only extremes it cannot know. --#}
+{% macro _aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all) %}
+  {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
+  {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
+  {%- set sums = {'__tablestream_d_rows': 'sum(__tablestream_sign)'} -%}
+  {%- for column in columns if column.column is not none -%}
+    {%- set quoted = adapter.quote(column.column) -%}
+    {%- if column.function in ['count', 'sum', 'avg'] -%}
+      {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_count', column.column): 'sum(case when ' ~ quoted ~ ' is not null then __tablestream_sign else 0 end)'}) -%}
+    {%- endif -%}
+    {%- if column.function in ['sum', 'avg'] -%}
+      {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_sum', column.column): 'sum(case when __tablestream_sign > 0 then ' ~ quoted ~ ' else -' ~ quoted ~ ' end)'}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set selected = [] -%}
+  {%- for name, aggregate in sums.items() -%}{%- do selected.append(aggregate ~ ' as ' ~ adapter.quote(name)) -%}{%- endfor -%}
+  {%- set extreme_columns = dbt_tablestream._aggregated_columns(columns, ['min', 'max']) -%}
+  {%- set extremes = [] -%}
+  {%- for column in columns if column.function in ['min', 'max'] -%}
+    {%- set values = '__tablestream_values_' ~ extreme_columns.index(column.column) ~ '.' -%}
+    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.' ~ adapter.quote(column.name) ~ ', '
+                   ~ values ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) ~ ')' -%}
+    {%- set removed = values ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
+    {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
+  {%- endfor -%}
+  {%- set recompute = 'true' if recompute_all else 'false' if recompute_all is none or not extremes
+        else 'coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and (' ~ extremes | join(' or ') ~ ')' -%}
+  {%- set ctes -%}
+__tablestream_signed as (
+  select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then -1 else 1 end as __tablestream_sign
+  from ({{ rows_sql }}) as __tablestream_rows_read
+),
+__tablestream_deltas as (
+  select {{ groups }}, {{ selected | join(',\n    ') }}
+  from __tablestream_signed
+  group by {{ groups }}
+),
+{%- for column in extreme_columns %}
+__tablestream_values_{{ loop.index0 }} as (
+  select {{ groups }},
+    {%- for function in ['min', 'max'] %}
+    {{ function }}(case when __tablestream_net > 0 then __tablestream_value end) as {{ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ function, column)) }},
+    {{ function }}(case when __tablestream_net < 0 then __tablestream_value end) as {{ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ function, column)) }}{{ ',' if loop.first }}
+    {%- endfor %}
+  from (
+    select {{ groups }}, {{ adapter.quote(column) }} as __tablestream_value, sum(__tablestream_sign) as __tablestream_net
+    from __tablestream_signed
+    where {{ adapter.quote(column) }} is not null
+    group by {{ groups }}, {{ adapter.quote(column) }}
+  ) as __tablestream_net_values
+  group by {{ groups }}
+),
+{%- endfor %}
+__tablestream_flagged as (
+  select __tablestream_window.*,
+    {%- for column in extreme_columns %}
+    {%- set index = loop.index0 %}
+    {%- for function in ['min', 'max'] %}
+    {%- for side in ['added_', 'removed_'] %}
+    __tablestream_values_{{ index }}.{{ adapter.quote(dbt_tablestream._aggregate_hidden_name(side ~ function, column)) }},
+    {%- endfor %}
+    {%- endfor %}
+    {%- endfor %}
+    {{ recompute }} as __tablestream_recompute
+  from __tablestream_deltas as __tablestream_window
+  {%- for column in extreme_columns %}
+  left join __tablestream_values_{{ loop.index0 }} on {{ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_values_' ~ loop.index0, '__tablestream_window') }}
+  {%- endfor %}
+  {%- if recompute not in ['true', 'false'] %}
+  left join {{ target }} as __tablestream_target on {{ same_group }}
+  {%- endif %}
+)
+  {%- endset -%}
+  {{ return(ctes) }}
+{% endmacro %}
+
+
+{#-- A condition on the group_by columns true for the listed groups (each a list of group_by values
+     as strings, none for NULL), as literals Delta can skip files by; none when a group_by type has
+     no literal a string casts back to exactly. `types`: the columns' types by lower-cased name. --#}
+{% macro _aggregate_listed_groups_condition(group_by, types, listed) %}
+  {%- for column in group_by -%}
+    {%- set type = types[column | lower] -%}
+    {%- if not (type in ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double', 'string', 'date', 'timestamp', 'timestamp_ntz', 'boolean']
+                or type.startswith('decimal')) -%}
+      {{ return(none) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set conditions = [] -%}
+  {%- for values in listed -%}
+    {%- set parts = [] -%}
+    {%- for column in group_by -%}
+      {%- set value = values[loop.index0] -%}
+      {%- do parts.append(adapter.quote(column) ~ (' is null' if value is none else ' = cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[column | lower] ~ ')')) -%}
+    {%- endfor -%}
+    {%- do conditions.append('(' ~ parts | join(' and ') ~ ')') -%}
+  {%- endfor -%}
+  {{ return(conditions | join(' or ') if conditions else 'false') }}
 {% endmacro %}
 
 

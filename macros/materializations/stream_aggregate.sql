@@ -28,12 +28,20 @@
     {%- set current_sql = compiled_code if stream.inputs[0].snapshot else dbt_tablestream._stream_current_rows(compiled_code) -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if rebuild -%}
-      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns) -%}
+      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns.target) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream,
                                                                                                          dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
     {%- else -%}
-      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, compiled_code, current_sql, settings.group_by, columns,
-                                                                     dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
+      {#-- The source is read again only for the groups that need it (under the reapply protocol,
+           every group the window touched), by their keys as literals when there are at most
+           1,000, and not at all when there are none. --#}
+      {%- set recompute_all = dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
+      {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, compiled_code, settings.group_by, columns.target, recompute_all, 1000) -%}
+      {%- set listed = fromjson(run_query(listing_sql).rows[0][0] or '[]') if listing_sql is not none else none -%}
+      {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)
+                          if listed is not none and listed | length <= 1000 else none -%}
+      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, compiled_code, none if listed == [] else current_sql,
+                                                                     settings.group_by, columns.target, recompute_all, condition) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
     {%- endif -%}
   {%- endif -%}
@@ -61,9 +69,9 @@
 {% endmacro %}
 
 
-{#-- The target's columns after group_by (_aggregate_target_columns), from the model's output,
-     which must have the group_by columns, every aggregated column and __change_type; sum and avg
-     take numbers. --#}
+{#-- The target's columns after group_by (`target`: _aggregate_target_columns) and the model's
+     output column types by lower-cased name (`types`). The output must have the group_by columns,
+     every aggregated column and __change_type; sum and avg take numbers. --#}
 {% macro _stream_aggregate_columns(stream, compiled_code, settings) %}
   {%- set types = {} -%}
   {%- for column in get_column_schema_from_query(compiled_code) -%}
@@ -86,5 +94,5 @@
           ~ " is " ~ type ~ " in the output of model " ~ model.name ~ "; sum and avg take a number (an integer, float, double or decimal). Cast it in the select. Nothing was written.") }}
     {%- endif -%}
   {%- endfor -%}
-  {{ return(dbt_tablestream._aggregate_target_columns(settings.aggregates, types)) }}
+  {{ return({'target': dbt_tablestream._aggregate_target_columns(settings.aggregates, types), 'types': types}) }}
 {% endmacro %}
