@@ -49,6 +49,29 @@
 {% endmacro %}
 
 
+{% macro stream_window_cache_sql(name, rows_sql) %}
+  {{ return(adapter.dispatch('stream_window_cache_sql', 'dbt_tablestream')(name, rows_sql)) }}
+{% endmacro %}
+
+
+{#-- A window's rows read once into Spark's cache as the session's temporary view `name`, for a run
+     that reads them more than once (the protocol step caches_windows); its statements, in order. --#}
+{% macro spark__stream_window_cache_sql(name, rows_sql) %}
+  {{ return(['cache table ' ~ adapter.quote(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached']) }}
+{% endmacro %}
+
+
+{% macro stream_window_uncache_sql(name) %}
+  {{ return(adapter.dispatch('stream_window_uncache_sql', 'dbt_tablestream')(name)) }}
+{% endmacro %}
+
+
+{#-- The statements that free what stream_window_cache_sql cached. --#}
+{% macro spark__stream_window_uncache_sql(name) %}
+  {{ return(['uncache table if exists ' ~ adapter.quote(name), 'drop view if exists ' ~ adapter.quote(name)]) }}
+{% endmacro %}
+
+
 {% macro stream_aggregate_build_sql(rows_sql, group_by, columns) %}
   {{ return(adapter.dispatch('stream_aggregate_build_sql', 'dbt_tablestream')(rows_sql, group_by, columns)) }}
 {% endmacro %}

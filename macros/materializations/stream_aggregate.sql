@@ -36,13 +36,26 @@
            every group the window touched), by their keys as literals when there are at most
            1,000, and not at all when there are none. --#}
       {%- set recompute_all = dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
-      {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, compiled_code, settings.group_by, columns.target, recompute_all, 1000) -%}
+      {#-- The listing and the MERGE each read the window: read once, where the protocol can cache. --#}
+      {%- set cached = '__tablestream_window_' ~ this.identifier if dbt_tablestream._protocol_step('caches_windows', settings.protocol)() else none -%}
+      {%- if cached is not none -%}
+        {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code) -%}
+          {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
+        {%- endfor -%}
+      {%- endif -%}
+      {%- set rows_sql = compiled_code if cached is none else 'select * from ' ~ adapter.quote(cached) -%}
+      {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, rows_sql, settings.group_by, columns.target, recompute_all, 1000) -%}
       {%- set listed = fromjson(run_query(listing_sql).rows[0][0] or '[]') if listing_sql is not none else none -%}
       {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)
                           if listed is not none and listed | length <= 1000 else none -%}
-      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, compiled_code, none if listed == [] else current_sql,
+      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, rows_sql, none if listed == [] else current_sql,
                                                                      settings.group_by, columns.target, recompute_all, condition) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
+      {%- if cached is not none -%}
+        {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
+          {%- call statement('uncache_window') -%}{{ statement_sql }}{%- endcall -%}
+        {%- endfor -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endif -%}
 

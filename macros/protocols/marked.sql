@@ -92,6 +92,14 @@
 {% endmacro %}
 
 
+{#-- The step `caches_windows`: true; a run that reads its window more than once (a
+     stream_aggregate's listing of groups and its MERGE) reads it into Spark's cache once, with
+     CACHE TABLE (stream_window_cache_sql). --#}
+{% macro _marked_caches_windows() %}
+  {{ return(true) }}
+{% endmacro %}
+
+
 {#-- The step `replace_where_keys`: the most keys a replaceWhere may list, the model's own: the
      commit turns off Delta's check of each inserted row against the list
      (stream_commit_open_sql's `replaces`), whose cost grows with keys times rows. --#}

@@ -130,6 +130,13 @@ when not matched then insert *
 {% endmacro %}
 
 
+{#-- The step `caches_windows`: false; a Databricks SQL warehouse has no CACHE TABLE (it caches
+     results itself), so a window read twice is read twice. --#}
+{% macro _reapply_caches_windows() %}
+  {{ return(false) }}
+{% endmacro %}
+
+
 {#-- Refuses the write when the offsets log moved an input past where this run read it from:
      another run of the stream logged a later window (or a reset) after this run compiled. --#}
 {% macro _check_stream_position_unmoved(stream) %}
