@@ -55,9 +55,12 @@
 
 
 {#-- A window's rows read once into Spark's cache as the session's temporary view `name`, for a run
-     that reads them more than once (the protocol step caches_windows); its statements, in order. --#}
+     that reads them more than once (the protocol step caches_windows); its statements, in order.
+     The view is replaced, not created: a run that failed before stream_window_uncache_sql left
+     its view in the session. --#}
 {% macro spark__stream_window_cache_sql(name, rows_sql) %}
-  {{ return(['cache table ' ~ adapter.quote(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached']) }}
+  {{ return(['create or replace temporary view ' ~ adapter.quote(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached',
+             'cache table ' ~ adapter.quote(name)]) }}
 {% endmacro %}
 
 
@@ -93,8 +96,7 @@
 
 {#-- The groups a window of change rows makes stream_aggregate_merge_sql read again from the
      source, at most `cap` + 1 of them, as a JSON list of their group_by values as strings (or
-     null); none when no window can
-     make it read any (no min or max, and not `recompute_all`). A run whose window removes no
+     null); none when no window can make it read any (no min or max, and not `recompute_all`). A run whose window removes no
      extreme reads only the window and the target, and one that names a few groups lets Delta
      skip the source's files that hold none of them. --#}
 {% macro spark__stream_aggregate_recomputes_sql(target, rows_sql, group_by, columns, recompute_all, cap) %}
