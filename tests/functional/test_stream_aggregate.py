@@ -140,8 +140,7 @@ def merge_sent(bench: StreamBench) -> str:
         if event.info.name == "SQLQuery" and "merge into" in str(event.data.sql):
             sent.append(str(event.data.sql))
 
-    bench.register()
-    result = bench.project.invoke("run", callbacks=[record])
+    result = bench.invoke("run", callbacks=[record])
     assert result.success, result.exception
     assert len(sent) == 1, sent
     return sent[0]
