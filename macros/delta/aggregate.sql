@@ -120,9 +120,10 @@
      - a group is read again from `current_sql` (the model's rows over the source as of the
        window's end) when the window removed a value at or beyond its current extreme, or, with
        `recompute_all` (the reapply protocol: a window applied twice must leave what one
-       application leaves), whenever the window touched it; only those groups are read, and with
-       `listed_groups` (their group_by values, stream_aggregate_recomputes_sql's rows) by a
-       filter of literals that lets Delta skip files. With `current_sql` none
+       application leaves), whenever the window touched it; only those groups are read: with
+       `listed_groups` (a condition true for exactly them, from stream_aggregate_recomputes_sql's
+       rows) by that filter of literals alone, which lets Delta skip files, otherwise by a semi
+       join with the window's flagged groups. With `current_sql` none
        (stream_aggregate_recomputes_sql found none), no group is;
      - a group read again takes what it read, or is deleted when it read nothing; any other group
        adds the window's sums, and is deleted when its rows reach 0 or inserted when it is new.
@@ -137,19 +138,18 @@
     {%- do recomputed.append('__tablestream_current.' ~ adapter.quote(column.name) ~ ' as ' ~ adapter.quote('__tablestream_r_' ~ column.name)) -%}
   {%- endfor -%}
   {#-- Without groups to read again the read is of no rows, which Spark plans as none. --#}
-  {%- set current_rows = '(select * from (' ~ rows_sql ~ ') as __tablestream_none where false)' if current_sql is none
-        else '(select * from (' ~ current_sql ~ ') as __tablestream_now where ' ~ listed_groups ~ ')' if listed_groups is string
-        else '(' ~ current_sql ~ ')' -%}
+  {%- set current_rows = 'select * from (' ~ rows_sql ~ ') as __tablestream_none where false' if current_sql is none
+        else 'select * from (' ~ current_sql ~ ') as __tablestream_now where ' ~ listed_groups if listed_groups is string
+        else 'select __tablestream_current_rows.* from (' ~ current_sql ~ ') as __tablestream_current_rows left semi join (select ' ~ groups
+             ~ ' from __tablestream_flagged where __tablestream_recompute) as __tablestream_window on '
+             ~ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current_rows', '__tablestream_window') -%}
   {%- set merge_sql -%}
 merge into {{ target }} as __tablestream_target
 using (
-  with {{ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all if current_sql is not none else none) | indent(2) }},
+  with {{ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns,
+                                                       none if current_sql is none else listed_groups if listed_groups is string else recompute_all) | indent(2) }},
   __tablestream_current as (
-    {{ dbt_tablestream.stream_aggregate_build_sql(
-        'select __tablestream_current_rows.* from ' ~ current_rows ~ ' as __tablestream_current_rows left semi join (select ' ~ groups
-        ~ ' from __tablestream_flagged where __tablestream_recompute) as __tablestream_window on '
-        ~ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current_rows', '__tablestream_window'),
-        group_by, columns) | indent(4) }}
+    {{ dbt_tablestream.stream_aggregate_build_sql(current_rows, group_by, columns) | indent(4) }}
   )
   select __tablestream_window.*, __tablestream_current.__tablestream_rows is not null as __tablestream_found,
     {{ recomputed | join(',\n    ') }}
@@ -181,10 +181,12 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
        greatest value the window added and removed on balance (an update that keeps a value adds
        and removes it, which nets to nothing);
      - `__tablestream_flagged`: the deltas with those, and `__tablestream_recompute`, whether the
-       group must be read again. `recompute_all`: true for every group, none for no group, false
-       for the groups that keep rows and whose window removed a value at or beyond the least (or
-       greatest) of the target's and the window's added ones, the only extremes it cannot know. --#}
-{% macro _aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all) %}
+       group must be read again. `recompute`: true for every group, none for no group, a
+       condition on the group_by columns for the groups it names (the groups already listed by
+       stream_aggregate_recomputes_sql, which spares the MERGE the target's read), false for the
+       groups that keep rows and whose window removed a value at or beyond the least (or greatest)
+       of the target's and the window's added ones, the only extremes it cannot know. --#}
+{% macro _aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute) %}
   {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set sums = {'__tablestream_d_rows': 'sum(__tablestream_sign)'} -%}
@@ -197,6 +199,9 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
       {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_sum', column.column): 'sum(case when __tablestream_sign > 0 then ' ~ quoted ~ ' else -' ~ quoted ~ ' end)'}) -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- if recompute is string -%}
+    {%- do sums.update({'__tablestream_listed_group': recompute}) -%}
+  {%- endif -%}
   {%- set selected = [] -%}
   {%- for name, aggregate in sums.items() -%}{%- do selected.append(aggregate ~ ' as ' ~ adapter.quote(name)) -%}{%- endfor -%}
   {%- set extreme_columns = dbt_tablestream._aggregated_columns(columns, ['min', 'max']) -%}
@@ -208,7 +213,8 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
     {%- set removed = values ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
     {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
   {%- endfor -%}
-  {%- set recompute = 'true' if recompute_all else 'false' if recompute_all is none or not extremes
+  {%- set reads_target = recompute is not string and recompute is not none and not recompute and extremes -%}
+  {%- set recompute = '__tablestream_window.__tablestream_listed_group' if recompute is string else 'true' if recompute else 'false' if not reads_target
         else 'coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and (' ~ extremes | join(' or ') ~ ')' -%}
   {%- set ctes -%}
 __tablestream_signed as (
@@ -251,7 +257,7 @@ __tablestream_flagged as (
   {%- for column in extreme_columns %}
   left join __tablestream_values_{{ loop.index0 }} on {{ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_values_' ~ loop.index0, '__tablestream_window') }}
   {%- endfor %}
-  {%- if recompute not in ['true', 'false'] %}
+  {%- if reads_target %}
   left join {{ target }} as __tablestream_target on {{ same_group }}
   {%- endif %}
 )
