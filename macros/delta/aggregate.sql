@@ -200,7 +200,8 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
     {%- endif -%}
   {%- endfor -%}
   {%- if recompute is string -%}
-    {%- do sums.update({'__tablestream_listed_group': recompute}) -%}
+    {#-- coalesce: `band = 1` is NULL for a NULL band, and NOT NULL would skip the group. --#}
+    {%- do sums.update({'__tablestream_listed_group': 'coalesce(' ~ recompute ~ ', false)'}) -%}
   {%- endif -%}
   {%- set selected = [] -%}
   {%- for name, aggregate in sums.items() -%}{%- do selected.append(aggregate ~ ' as ' ~ adapter.quote(name)) -%}{%- endfor -%}
