@@ -75,17 +75,21 @@
 {% endmacro %}
 
 
-{% macro stream_aggregate_build_sql(rows_sql, group_by, columns) %}
-  {{ return(adapter.dispatch('stream_aggregate_build_sql', 'dbt_tablestream')(rows_sql, group_by, columns)) }}
+{% macro stream_aggregate_build_sql(rows_sql, group_by, columns, ordered=false) %}
+  {{ return(adapter.dispatch('stream_aggregate_build_sql', 'dbt_tablestream')(rows_sql, group_by, columns, ordered)) }}
 {% endmacro %}
 
 
-{#-- The target's rows from `rows_sql`, rows that all exist (a snapshot): the GROUP BY itself. --#}
-{% macro spark__stream_aggregate_build_sql(rows_sql, group_by, columns) %}
+{#-- The target's rows from `rows_sql`, rows that all exist (a snapshot): the GROUP BY itself;
+     `ordered` (a build of the target), in group_by order, so that with bounded files each file
+     holds a narrow range of groups and a later MERGE rewrites only the files of the groups a
+     window touched (its ON clause names their ranges, stream_aggregate_merge_sql). --#}
+{% macro spark__stream_aggregate_build_sql(rows_sql, group_by, columns, ordered=false) %}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set selected = [] -%}
   {%- for column in columns -%}{%- do selected.append(column.aggregate ~ ' as ' ~ adapter.quote(column.name)) -%}{%- endfor -%}
-  {{ return('select ' ~ groups ~ ', ' ~ selected | join(', ') ~ '\nfrom (' ~ rows_sql ~ ') as __tablestream_rows_read\ngroup by ' ~ groups) }}
+  {{ return('select ' ~ groups ~ ', ' ~ selected | join(', ') ~ '\nfrom (' ~ rows_sql ~ ') as __tablestream_rows_read\ngroup by ' ~ groups
+            ~ ('\norder by ' ~ groups if ordered else '')) }}
 {% endmacro %}
 
 
@@ -110,8 +114,8 @@
 {% endmacro %}
 
 
-{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none) %}
-  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups)) }}
+{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none, key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups, key_ranges)) }}
 {% endmacro %}
 
 
@@ -127,9 +131,16 @@
        (stream_aggregate_recomputes_sql found none), no group is;
      - a group read again takes what it read, or is deleted when it read nothing; any other group
        adds the window's sums, and is deleted when its rows reach 0 or inserted when it is new.
-     Group keys match NULL-safely: a NULL key is a group of its own. --#}
-{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none) %}
+     Group keys match NULL-safely: a NULL key is a group of its own. `key_ranges` ([[lo, hi], ...]
+     as literals, stream_key_ranges_sql's): ranges covering the window's values of the first
+     group_by column; the ON clause then says the target's value lies in one of them (or is
+     NULL), so Delta reads and rewrites only the target files that may hold a touched group. --#}
+{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none, key_ranges=[]) %}
   {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
+  {%- if key_ranges -%}
+    {%- set first = '__tablestream_target.' ~ adapter.quote(group_by[0]) -%}
+    {%- set same_group = same_group ~ '\n  and (' ~ dbt_tablestream._key_ranges_condition(first, key_ranges) ~ '\n    or ' ~ first ~ ' is null)' -%}
+  {%- endif -%}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set window_groups = [] -%}
   {%- for column in group_by -%}{%- do window_groups.append('__tablestream_window.' ~ adapter.quote(column)) -%}{%- endfor -%}

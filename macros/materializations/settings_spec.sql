@@ -17,6 +17,8 @@
 {% macro _stream_config_spec() %}
   {%- set merge_only = ['stream_merge'] -%}
   {%- set aggregate_only = ['stream_aggregate'] -%}
+  {#-- The layouts and file skipping of targets a MERGE keeps by key (a stream_aggregate's: group_by). --#}
+  {%- set keyed_targets = ['stream_merge', 'stream_aggregate'] -%}
   {#-- A stream_aggregate's columns are its group_by and aggregates, and it reads every change row. --#}
   {%- set row_models = ['table_stream', 'stream_merge'] -%}
   {{ return({
@@ -38,12 +40,12 @@
       'on_schema_change': {'kind': 'choice', 'default': 'ignore', 'materialized': row_models, 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none}},
       'unique_key': {'kind': 'columns', 'single': true, 'change_query': true, 'default': none},
       'net_changes': {'kind': 'boolean', 'default': true, 'materialized': row_models},
-      'max_rows_per_file': {'kind': 'whole_number', 'minimum': 0, 'unit': 'rows', 'default': 250000, 'materialized': merge_only},
+      'max_rows_per_file': {'kind': 'whole_number', 'minimum': 0, 'unit': 'rows', 'default': 250000, 'materialized': keyed_targets},
       'delete_mode': {'kind': 'choice', 'default': 'hard', 'accepted': {'hard': none, 'soft': none, 'ignore': none}, 'materialized': merge_only},
       'merge_update_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
       'merge_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
       'target_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': [], 'materialized': merge_only},
-      'merge_key_ranges': {'kind': 'whole_number', 'minimum': 0, 'unit': 'key ranges', 'default': 32, 'materialized': merge_only},
+      'merge_key_ranges': {'kind': 'whole_number', 'minimum': 0, 'unit': 'key ranges', 'default': 32, 'materialized': keyed_targets},
       'merge_write': {'kind': 'choice', 'default': 'auto', 'materialized': merge_only,
           'accepted': {'auto': 'per window: replace_where when the window qualifies and its keys are spread out, merge otherwise',
                        'merge': 'every window with one MERGE', 'replace_where': 'every window that qualifies with INSERT ... REPLACE WHERE'}},

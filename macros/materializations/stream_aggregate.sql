@@ -14,6 +14,7 @@
   {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart and stream.view is none -%}
   {%- if not empty -%}
     {%- set columns = dbt_tablestream._stream_aggregate_columns(stream, compiled_code, settings) -%}
+    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns.types.keys() | list) -%}
   {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
@@ -21,6 +22,9 @@
   {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}
   {%- set response = none -%}
+  {#-- Files of bounded size in group_by order (stream_aggregate_build_sql), as a stream_merge
+       target's in key order. --#}
+  {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
   {%- if empty -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
@@ -28,9 +32,9 @@
     {%- set current_sql = compiled_code if stream.inputs[0].snapshot else dbt_tablestream._stream_current_rows(compiled_code) -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if rebuild -%}
-      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns.target) -%}
+      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns.target, ordered=true) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream,
-                                                                                                         dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream) -%}
+                                                                                                         dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream, layout) -%}
     {%- else -%}
       {#-- The source is read again only for the groups that need it (under the reapply protocol,
            every group the window touched), by their keys as literals when there are at most
@@ -49,8 +53,9 @@
       {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)
                           if listed is not none and listed | length <= 1000 else none -%}
       {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, rows_sql, none if listed == [] else current_sql,
-                                                                     settings.group_by, columns.target, recompute_all, condition) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream) -%}
+                                                                     settings.group_by, columns.target, recompute_all, condition,
+                                                                     dbt_tablestream._stream_aggregate_key_ranges(rows_sql, settings, columns.types)) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream, layout) -%}
       {%- if cached is not none -%}
         {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
           {%- call statement('uncache_window') -%}{{ statement_sql }}{%- endcall -%}
@@ -108,4 +113,20 @@
     {%- endif -%}
   {%- endfor -%}
   {{ return({'target': dbt_tablestream._aggregate_target_columns(settings.aggregates, types), 'types': types}) }}
+{% endmacro %}
+
+
+{#-- The ranges of the window's values of the first group_by column, as literals, that the MERGE
+     names so Delta skips the target's files outside them (merge_key_ranges of them at most); []
+     when merge_key_ranges is 0 or the column's type has no ranges (_key_range_type). --#}
+{% macro _stream_aggregate_key_ranges(rows_sql, settings, types) %}
+  {%- set key = settings.group_by[0] -%}
+  {%- set spec = dbt_tablestream._stream_key_ranges_spec([{'name': key, 'dtype': types[key | lower]}], key, settings.merge_key_ranges) -%}
+  {%- if spec is none -%}{{ return([]) }}{%- endif -%}
+  {%- set ranges = [] -%}
+  {%- set found = run_query(dbt_tablestream.stream_key_ranges_sql('(' ~ rows_sql ~ ') as __tablestream_rows', key, spec.type, spec.cap)).rows[0] -%}
+  {%- for lo, hi in fromjson(found['key_ranges'] or '[]') -%}
+    {%- do ranges.append([dbt_tablestream._key_range_literal(lo, spec.type), dbt_tablestream._key_range_literal(hi, spec.type)]) -%}
+  {%- endfor -%}
+  {{ return(ranges) }}
 {% endmacro %}

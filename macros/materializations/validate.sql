@@ -109,7 +109,7 @@
     {%- endif -%}
     {%- do names.append(aggregate.name | lower) -%}
   {%- endfor -%}
-  {{ return({'group_by': settings.group_by, 'aggregates': settings.aggregates}) }}
+  {{ return({'group_by': settings.group_by, 'aggregates': settings.aggregates, 'max_rows_per_file': settings.max_rows_per_file or none}) }}
 {% endmacro %}
 
 
