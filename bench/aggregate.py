@@ -1,14 +1,14 @@
 """Benchmark: stream_aggregate against the same GROUP BY as a `table` model and a hand-written
 incremental over the change feed, on delta-spark (docs/stream-aggregate.md).
 
-`app.orders` holds `--sizes` rows (10M by default) of 100,000 customers: customer_id is
-id div (rows / 100,000), so a customer's orders are neighbours in the source's key-ordered files of
+`app.orders` holds `--sizes` rows (10M by default) of `--customers` customers (100,000 by default):
+customer_id is id div (rows / customers), so a customer's orders are neighbours in the source's key-ordered files of
 250,000 rows; the change feed and deletion vectors are on. Two patterns, `--rounds` each:
 
 - `clustered`: 0.1% of the rows change in three commits, as bench/run.py's clustered change: a
   block of orders paid (amount and paid_at updated), the next block deleted, new orders of new
   customers inserted;
-- `extremes`: the first order of 100 neighbouring customers (0.1% of them) deleted: every touched
+- `extremes`: the first order of 100 neighbouring customers (0.1% of 100,000) deleted: every touched
   group loses its min(ordered_at), so stream_aggregate reads each again from the source.
 
 After each change every variant runs once, in a rotated order:
@@ -23,6 +23,7 @@ Reported: each variant's median per pattern and size, and the RESULT line of rat
 
     python bench/aggregate.py                               # 10M rows, 3 rounds per pattern
     python bench/aggregate.py --sizes 10000000 100000000 --rounds 3
+    python bench/aggregate.py --customers 2000000 --out bench/results/aggregate_groups.json   # a large target
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -62,7 +64,7 @@ def order_rows(first: int, last: int, per: int) -> str:
     )
 
 
-def create_source(bench: Bench, rows: int) -> None:
+def create_source(bench: Bench, rows: int, customers: int = CUSTOMERS) -> None:
     for schema in ("app", "analytics"):
         bench.sql(f"drop schema if exists {schema} cascade")
         bench.sql(f"create schema {schema}")
@@ -72,17 +74,17 @@ def create_source(bench: Bench, rows: int) -> None:
         "'delta.enableDeletionVectors' = 'true')"
     )
     bench.sql(f"set spark.sql.files.maxRecordsPerFile = {FILE_ROWS}")
-    bench.sql(f"insert into app.orders {order_rows(0, rows, rows // CUSTOMERS)} order by id")
+    bench.sql(f"insert into app.orders {order_rows(0, rows, rows // customers)} order by id")
     bench.sql("reset spark.sql.files.maxRecordsPerFile")
     bench.sql(
         f"create table analytics.aggregate_cdf using delta as select customer_id, {AGGREGATES} from app.orders group by customer_id"
     )
 
 
-def change_source(bench: Bench, rows: int, round: int, pattern: str) -> None:
-    per = rows // CUSTOMERS
+def change_source(bench: Bench, rows: int, round: int, pattern: str, customers: int = CUSTOMERS) -> None:
+    per = rows // customers
     if pattern == "extremes":
-        first = (round * 7919 * 100) % (CUSTOMERS - 100)
+        first = (round * 7919 * 100) % (customers - 100)
         bench.sql(
             "merge into app.orders as t using (select customer_id, min(id) as id from app.orders "
             f"where customer_id >= {first} and customer_id < {first + 100} group by customer_id) as s "
@@ -138,6 +140,16 @@ class HandWritten:
         self.after = through
 
 
+def target_rows_copied(bench: Bench) -> dict[str, int]:
+    """What the stream_aggregate target's last MERGE rewrote: the target rows it copied unchanged and
+    the files it removed (Delta's operationMetrics)."""
+    metrics = bench.sql("describe history analytics.aggregate_stream limit 1")[0]["operationMetrics"] or {}
+    return {
+        name: int(metrics.get(name, 0))
+        for name in ("numTargetRowsCopied", "numTargetFilesRemoved", "numTargetFilesAdded")
+    }
+
+
 def same_totals(bench: Bench) -> bool:
     """Every variant's target holds the GROUP BY of the source as it is."""
     expected = f"select customer_id, {AGGREGATES} from app.orders group by customer_id"
@@ -156,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--customers", type=int, default=CUSTOMERS, help="groups of the aggregate")
     parser.add_argument("--out", type=Path, default=RESULTS / "aggregate.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -164,11 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="tablestream-bench-aggregate-"))
     measurements: list[Measurement] = []
     checked: dict[int, bool] = {}
+    copied: list[dict[str, Any]] = []
     try:
         bench = Bench(work)
         for rows in args.sizes:
             built = time.perf_counter()
-            create_source(bench, rows)
+            create_source(bench, rows, args.customers)
             bench.dbt(["run", "--full-refresh", "-s", *MODELS.values()])
             print(f"{rows:,} rows: source and targets built in {time.perf_counter() - built:.0f} s", flush=True)
             hand = HandWritten(bench)
@@ -179,13 +193,15 @@ def main(argv: list[str] | None = None) -> int:
             ]
             for offset, pattern in enumerate(PATTERNS):
                 for round in range(1, args.rounds + 1):
-                    change_source(bench, rows, offset * args.rounds + round, pattern)
+                    change_source(bench, rows, offset * args.rounds + round, pattern, args.customers)
                     shift = round % len(actions)
                     done = [
                         bench.measure(variant, rows, 0.001, round, action, pattern)
                         for variant, action in actions[shift:] + actions[:shift]
                     ]
+                    copied.append({"rows": rows, "pattern": pattern, "round": round, **target_rows_copied(bench)})
                     summary = ", ".join(f"{m.variant} {m.seconds:.1f}s" for m in done)
+                    summary += f" (stream_aggregate copied {copied[-1]['numTargetRowsCopied']:,} target rows)"
                     print(f"{rows:,} rows, {pattern}, round {round}/{args.rounds}: {summary}", flush=True)
                     measurements += done
             checked[rows] = same_totals(bench)
@@ -208,11 +224,17 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "machine": machine(),
-        "arguments": {"sizes": args.sizes, "rounds": args.rounds, "customers": CUSTOMERS, "patterns": list(PATTERNS)},
+        "arguments": {
+            "sizes": args.sizes,
+            "rounds": args.rounds,
+            "customers": args.customers,
+            "patterns": list(PATTERNS),
+        },
         "seconds": time.perf_counter() - started,
         "medians": table,
         "targets_equal_group_by": checked,
         "measurements": [{k: v for k, v in m.__dict__.items() if k != "statement_log"} for m in measurements],
+        "stream_aggregate_merges": copied,
         "result": line,
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n")
