@@ -212,10 +212,17 @@ REFUSED = {
 
 
 def test_what_cannot_be_kept_is_refused_naming_the_aggregate_and_writing_nothing(tmp_path: Path) -> None:
-    bench = StreamBench(tmp_path, {name: sql for name, (sql, _) in REFUSED.items()})
+    bounded = aggregate_model("group_by='parity', aggregates={'n': 'count(*)'}, max_rows_per_file=1000")
+    bench = StreamBench(tmp_path, {"bounded": bounded} | {name: sql for name, (sql, _) in REFUSED.items()})
     bench.create_source([(1, "a", 10), (2, "b", 60)])
     for name, (_, fragments) in REFUSED.items():
         message = bench.refused(name, *fragments)
         assert "Nothing was written" in message or "needs group_by" in message, message
         assert not bench.target_path(name).exists()
+    # Under the reapply protocol (a SQL warehouse: no session settings) a file bound cannot be kept.
+    reapply = ("--vars", "{tablestream_commit_protocol: reapply}")
+    message = bench.refused(
+        "bounded", "max_rows_per_file needs the session setting", "delta.targetFileSize", args=reapply
+    )
+    assert "Nothing was written" in message and not bench.target_path("bounded").exists()
     assert Counter(row["stream_name"] for row in bench.offsets()) == Counter()
