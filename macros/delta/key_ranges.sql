@@ -98,6 +98,17 @@ from (
 {% endmacro %}
 
 
+{#-- stream_key_ranges_sql's `key_ranges` (a JSON list of [lo, hi] strings, or NULL) as
+     [[lo, hi], ...] SQL literals of type `key_type`. --#}
+{% macro _key_range_literals(key_ranges_json, key_type) %}
+  {%- set ranges = [] -%}
+  {%- for lo, hi in fromjson(key_ranges_json or '[]') -%}
+    {%- do ranges.append([dbt_tablestream._key_range_literal(lo, key_type), dbt_tablestream._key_range_literal(hi, key_type)]) -%}
+  {%- endfor -%}
+  {{ return(ranges) }}
+{% endmacro %}
+
+
 {#-- `(col >= lo and col <= hi or ...)` for the ranges ([[lo, hi], ...] as literals), or nothing
      for no ranges. `>=`/`<=`, not BETWEEN: Delta's skipping matches comparisons with a literal. --#}
 {% macro _key_ranges_condition(column_sql, ranges) %}

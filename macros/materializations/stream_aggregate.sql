@@ -123,10 +123,6 @@
   {%- set key = settings.group_by[0] -%}
   {%- set spec = dbt_tablestream._stream_key_ranges_spec([{'name': key, 'dtype': types[key | lower]}], key, settings.merge_key_ranges) -%}
   {%- if spec is none -%}{{ return([]) }}{%- endif -%}
-  {%- set ranges = [] -%}
   {%- set found = run_query(dbt_tablestream.stream_key_ranges_sql('(' ~ rows_sql ~ ') as __tablestream_rows', key, spec.type, spec.cap)).rows[0] -%}
-  {%- for lo, hi in fromjson(found['key_ranges'] or '[]') -%}
-    {%- do ranges.append([dbt_tablestream._key_range_literal(lo, spec.type), dbt_tablestream._key_range_literal(hi, spec.type)]) -%}
-  {%- endfor -%}
-  {{ return(ranges) }}
+  {{ return(dbt_tablestream._key_range_literals(found['key_ranges'], spec.type)) }}
 {% endmacro %}

@@ -88,9 +88,7 @@
   {%- set ranges = [] -%}
   {%- set checked = {'rows_read': counts[0] | int, 'key_ranges': ranges, 'distinct_keys': none, 'listed_keys': none, 'key_files': none} -%}
   {%- if key_ranges is not none -%}
-    {%- for lo, hi in fromjson(counts['key_ranges'] or '[]') -%}
-      {%- do ranges.append([dbt_tablestream._key_range_literal(lo, key_ranges.type), dbt_tablestream._key_range_literal(hi, key_ranges.type)]) -%}
-    {%- endfor -%}
+    {%- do ranges.extend(dbt_tablestream._key_range_literals(counts['key_ranges'], key_ranges.type)) -%}
     {%- if key_ranges.get('listed', 0) > 0 -%}
       {%- do checked.update({'distinct_keys': counts['distinct_keys'] | int}) -%}
       {%- if key_ranges.get('file_keys') is not none -%}
