@@ -211,7 +211,7 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
     {%- endif -%}
   {%- endfor -%}
   {%- if recompute is string -%}
-    {#-- coalesce: `band = 1` is NULL for a NULL band, and NOT NULL would skip the group. --#}
+    {#-- coalesce: `g = 1` is NULL for a NULL key g, and NOT NULL would skip that group's clauses. --#}
     {%- do sums.update({'__tablestream_listed_group': 'coalesce(' ~ recompute ~ ', false)'}) -%}
   {%- endif -%}
   {%- set selected = [] -%}
@@ -225,7 +225,7 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
     {%- set removed = values ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
     {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
   {%- endfor -%}
-  {%- set reads_target = recompute is not string and recompute is not none and not recompute and extremes -%}
+  {%- set reads_target = recompute is sameas false and extremes | length > 0 -%}
   {%- set recompute = '__tablestream_window.__tablestream_listed_group' if recompute is string else 'true' if recompute else 'false' if not reads_target
         else 'coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and (' ~ extremes | join(' or ') ~ ')' -%}
   {%- set ctes -%}
