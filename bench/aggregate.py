@@ -142,7 +142,7 @@ class HandWritten:
 
 def target_rows_copied(bench: Bench) -> dict[str, int]:
     """What the stream_aggregate target's last MERGE rewrote: the target rows it copied unchanged and
-    the files it removed (Delta's operationMetrics)."""
+    the files it removed and added (Delta's operationMetrics)."""
     metrics = bench.sql("describe history analytics.aggregate_stream limit 1")[0]["operationMetrics"] or {}
     return {
         name: int(metrics.get(name, 0))
