@@ -31,17 +31,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import FILE_ROWS, RESULTS, Bench, Measurement, keep_logs, machine, run_model
+from run import FILE_ROWS, RESULTS, Bench, Measurement, bench_workspace, machine, run_model
 
 CUSTOMERS = 100_000
 PATTERNS = ("clustered", "extremes")
@@ -174,11 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="tablestream-bench-aggregate-"))
     measurements: list[Measurement] = []
     checked: dict[int, bool] = {}
     copied: list[dict[str, Any]] = []
-    try:
+    with bench_workspace("tablestream-bench-aggregate-") as work:
         bench = Bench(work)
         for rows in args.sizes:
             built = time.perf_counter()
@@ -206,11 +203,6 @@ def main(argv: list[str] | None = None) -> int:
                     measurements += done
             checked[rows] = same_totals(bench)
             print(f"{rows:,} rows: every target equals the GROUP BY of the source: {checked[rows]}", flush=True)
-    except BaseException:
-        print(f"the JVM's and dbt's logs: {keep_logs(work)}", flush=True)
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     table = medians(measurements)
     parts = []
     for pattern, sizes in table.items():

@@ -21,17 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, keep_logs, machine
+from run import RESULTS, Bench, bench_workspace, machine
 
 WRITE_METRICS = ("numTargetFilesRemoved", "numTargetFilesAdded", "numTargetRowsCopied")
 
@@ -55,9 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="tablestream-bench-long-run-"))
     runs: list[dict[str, Any]] = []
-    try:
+    with bench_workspace("tablestream-bench-long-run-") as work:
         bench = Bench(work)
         bench.create_source(args.rows, bounded=True)
         bench.dbt(["run", "--full-refresh", "-s", args.model])
@@ -84,11 +81,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{done['files']} files, median span {done['median_span']:,} keys, widest {done['widest_span']:,}",
                 flush=True,
             )
-    except BaseException:
-        print(f"the JVM's and dbt's logs: {keep_logs(work)}", flush=True)
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     first, last = runs[0]["seconds"], runs[-1]["seconds"]
     median = statistics.median(run["seconds"] for run in runs)
     line = (

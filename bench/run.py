@@ -56,7 +56,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -1105,6 +1106,20 @@ def keep_logs(work: Path) -> Path:
         if log_file.exists():
             shutil.copy2(log_file, kept / log_file.name)
     return kept
+
+
+@contextmanager
+def bench_workspace(prefix: str) -> Iterator[Path]:
+    """A scratch folder for one benchmark, removed at its end; if the benchmark fails, its JVM's
+    and dbt's logs are kept first (keep_logs), and where is printed."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield work
+    except BaseException:
+        print(f"the JVM's and dbt's logs: {keep_logs(work)}", flush=True)
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def scale_measurements(path: Path, sizes: list[int], patterns: list[str]) -> list[Measurement]:

@@ -30,10 +30,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aggregate
-from run import RESULTS, Bench, keep_logs, machine
+from run import RESULTS, Bench, bench_workspace, machine
 
 MODELS = {"aggregate": ("aggregate_stream", "aggregate_table"), "keyed": ("stream_merge", "rebuild")}
 
@@ -145,9 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="tablestream-bench-profile-"))
     runs: dict[str, list[dict[str, Any]]] = {model: [] for model in MODELS[args.source]}
-    try:
+    with bench_workspace("tablestream-bench-profile-") as work:
         bench = Bench(work)
         change = prepare(bench, args.source, args.rows)
         print(f"{args.rows:,} rows: source and models built in {time.perf_counter() - started:.0f} s", flush=True)
@@ -170,11 +167,6 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 flush=True,
             )
-    except BaseException:
-        print(f"the JVM's and dbt's logs: {keep_logs(work)}", flush=True)
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     summaries = {model: summary(done) for model, done in runs.items()}
     for model, found in summaries.items():
         run = found["median_run"]
