@@ -27,8 +27,8 @@
      SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
      carrying the marker. The value is backquoted so no character of it ends the statement.
      Then the write's `layout` (docs/architecture.md, "Cost"): with `max_rows_per_file` its files
-     hold at most that many rows (a build, in key order, then writes files of narrow key ranges;
-     docs/architecture.md, "Cost"); with `compact`, Delta compacts the table's small files after the
+     hold at most that many rows (a build, in key order, then writes files of narrow key ranges);
+     with `compact`, Delta compacts the table's small files after the
      write (stream_compaction_sql); with `copy_files`, a MERGE into a target with deletion vectors
      copies the files it touches instead of marking rows in vectors (Delta's
      merge.deletionVectors.persistent; docs/architecture.md, "A window's write"); with `replaces`
