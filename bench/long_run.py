@@ -12,7 +12,7 @@ added, target rows copied), and then the target's file count and the median and 
 its files. RESULT: the first, the median and the last run, their ratios, and the layout at the
 start and the end; bench/results/long_run.json.
 
-    python bench/long_run.py                          # stream_merge, 10M rows, 60 runs: 12 minutes here
+    python bench/long_run.py                          # stream_merge, 10M rows, 60 runs: 15 minutes here
     python bench/long_run.py --rows 1000000 --runs 10
 """
 

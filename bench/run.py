@@ -1001,16 +1001,13 @@ def main(argv: list[str] | None = None) -> int:
     def log(line: str) -> None:
         print(line, flush=True)
 
-    work = Path(tempfile.mkdtemp(prefix="tablestream-bench-"))
     started = time.perf_counter()
     if args.cold_only:
-        try:
+        with bench_workspace("tablestream-bench-") as work:
             return cold_only(work, args.out, args.rounds, log)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
     cold: dict[str, Any] | None = None
     small_window_results: dict[str, Any] | None = None
-    try:
+    with bench_workspace("tablestream-bench-") as work:
         # Before this process starts its own Spark session, so the new processes have the machine.
         if not args.skip_cold:
             cold = cold_start(work, args.rounds, log)
@@ -1027,11 +1024,6 @@ def main(argv: list[str] | None = None) -> int:
                 write_scale(args, kept + measurements, time.perf_counter() - started, log)
             else:
                 measurements += run_size(bench, rows, args.fractions, args.rounds, log, mode)
-    except BaseException:
-        log(f"the benchmark failed; its JVM's and dbt's logs are kept in {keep_logs(work)}")
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     if mode == "scale":
         return 0
     matrix = {fraction: medians([m for m in measurements if m.fraction == fraction]) for fraction in args.fractions}

@@ -151,13 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         for round in range(1 - args.warmup, args.rounds + 1):
             change(round + args.warmup)
             models = list(MODELS[args.source])
-            for model in models[round % 2 :] + models[: round % 2]:
-                runs[model].append(profile_run(bench, model))
+            profiled = [profile_run(bench, model) for model in models[round % 2 :] + models[: round % 2]]
             if round < 1:
                 print(f"warm-up round {round + args.warmup}/{args.warmup} done", flush=True)
-                for done in runs.values():
-                    done.pop()
                 continue
+            for run in profiled:
+                runs[run["model"]].append(run)
             print(
                 f"round {round}/{args.rounds}: "
                 + ", ".join(
