@@ -13,11 +13,17 @@ by deletion vector, and an INSERT) and times, one after another:
   `replace_where_dv`);
 - `replace_from_query`: the same into a second copy, reading the net changes' query instead of the
   table, as a run does;
-- `in_scan`: `count(*)` of the copy `WHERE id IN (<the window's keys>)`: the key list's scan alone.
+- `in_scan`: `count(*)` of the copy `WHERE id IN (<the window's keys>)`: the key list's scan alone;
+- `rebuild`: the source rewritten as a new Delta table (`CREATE OR REPLACE TABLE ... AS SELECT`),
+  what a `table` model's run does, in the same session for the ratios.
+
+The two replaces and the key scan run with Parquet's filter pushdown off, as the package's replace
+commit runs them (`stream_commit_open_sql`'s `replaces`); results before 2026-12-06 had it on.
 
     python bench/window_read.py                      # 10M rows, 2 rounds: 6 minutes here
     python bench/window_read.py --rows 1000000 --rounds 1 --out /tmp/window_read.json
     python bench/window_read.py --source-vectors off --out bench/results/window_read_cow_source.json
+    python bench/window_read.py --rows 100000000 --out bench/results/window_read_100m.json   # 35 minutes
 
 `--source-vectors off` turns the source's deletion vectors off after it is built, so that its
 UPDATE and DELETE rewrite the files they touch and write change data files, which the window's
@@ -49,7 +55,9 @@ STEPS = (
     "replace_from_table",
     "replace_from_query",
     "in_scan",
+    "rebuild",
 )
+PUSHDOWN = "spark.sql.parquet.filterPushdown"
 
 
 def one_round(writes: Writes, rows: int, round: int) -> dict[str, float]:
@@ -80,6 +88,7 @@ def one_round(writes: Writes, rows: int, round: int) -> dict[str, float]:
     keys = ", ".join(str(row[0]) for row in bench.sql("select id from app.window order by id"))  # type: ignore[index]
     upserts = "where _change_type <> 'delete'"
     bench.sql(f"set {CONSTRAINT_CHECK} = false")
+    bench.sql(f"set {PUSHDOWN} = false")
     try:
         timed(
             "replace_from_table",
@@ -93,9 +102,14 @@ def one_round(writes: Writes, rows: int, round: int) -> dict[str, float]:
                 f"insert into analytics.rw_checked replace where id in ({keys}) select {COLUMNS} from ({net}) {upserts}"
             ),
         )
+        timed("in_scan", lambda: bench.sql(f"select count(*) from analytics.rw where id in ({keys})"))
     finally:
         bench.sql(f"reset {CONSTRAINT_CHECK}")
-    timed("in_scan", lambda: bench.sql(f"select count(*) from analytics.rw where id in ({keys})"))
+        bench.sql(f"reset {PUSHDOWN}")
+    timed(
+        "rebuild",
+        lambda: bench.sql(f"create or replace table analytics.rebuilt using delta as select {COLUMNS} from app.src"),
+    )
     writes.after = through
     return seconds
 
