@@ -23,7 +23,7 @@ commit runs them (`stream_commit_open_sql`'s `replaces`); results before 2026-12
     python bench/window_read.py                      # 10M rows, 2 rounds: 6 minutes here
     python bench/window_read.py --rows 1000000 --rounds 1 --out /tmp/window_read.json
     python bench/window_read.py --source-vectors off --out bench/results/window_read_cow_source.json
-    python bench/window_read.py --rows 100000000 --out bench/results/window_read_100m.json   # 35 minutes
+    python bench/window_read.py --rows 100000000 --out bench/results/window_read_100m.json   # 9-11 minutes
 
 `--source-vectors off` turns the source's deletion vectors off after it is built, so that its
 UPDATE and DELETE rewrite the files they touch and write change data files, which the window's
