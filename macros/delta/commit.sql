@@ -18,36 +18,27 @@
 {% endmacro %}
 
 
-{% macro stream_commit_open_sql(stream, layout={}) %}
-  {{ return(adapter.dispatch('stream_commit_open_sql', 'dbt_tablestream')(stream, layout)) }}
+{% macro stream_commit_open_sql(stream, layout={}, clear=true) %}
+  {{ return(adapter.dispatch('stream_commit_open_sql', 'dbt_tablestream')(stream, layout, clear)) }}
 {% endmacro %}
 
 
-{#-- The session settings that make the next DML one marked, idempotent Delta commit: a
-     SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
-     carrying the marker. The value is backquoted so no character of it ends the statement.
-     Then the write's `layout` (docs/architecture.md, "Cost"): with `max_rows_per_file` its files
-     hold at most that many rows (a build, in key order, then writes files of narrow key ranges);
-     with `compact`, Delta compacts the table's small files after the
-     write (stream_compaction_sql); with `copy_files`, a MERGE into a target with deletion vectors
-     copies the files it touches instead of marking rows in vectors (Delta's
-     merge.deletionVectors.persistent; docs/architecture.md, "A window's write"); with `replaces`
-     (a replaceWhere of the window's keys, stream_replace_where_sql), Delta does not check each
-     inserted row against the key list, a check whose cost grows with keys times rows: every
-     inserted row is a key of the list by construction; and Parquet does not test its row groups
-     and pages against the list, which costs more than the scan it would save (100,000 keys in a
-     10M-row target: 8.86 s against 3.33 s, bench/README.md, "Finding the listed keys"). --#}
-{% macro spark__stream_commit_open_sql(stream, layout={}) %}
-  {%- set metadata = tojson(dbt_tablestream._stream_marker_metadata(stream)) | replace('`', '``') -%}
-  {{ return([
-      'set spark.databricks.delta.write.txnAppId = ' ~ stream.stream_id,
-      'set spark.databricks.delta.write.txnVersion = ' ~ stream.through,
-      'set spark.databricks.delta.commitInfo.userMetadata = `' ~ metadata ~ '`',
-  ] + (['set spark.sql.files.maxRecordsPerFile = ' ~ layout.max_rows_per_file] if layout.get('max_rows_per_file') else [])
-    + (['set spark.databricks.delta.merge.deletionVectors.persistent = false'] if layout.get('copy_files') else [])
-    + (['set spark.databricks.delta.replaceWhere.constraintCheck.enabled = false',
-        'set spark.sql.parquet.filterPushdown = false'] if layout.get('replaces') else [])
-    + (dbt_tablestream.stream_compaction_sql(true) if layout.get('compact') else [])) }}
+{#-- The session settings that make the next DML one marked, idempotent Delta commit
+     (_stream_marker_settings), and the write's layout (_stream_layout_settings). With `clear`, it
+     first resets each layout setting this write does not make, so one left by an earlier write
+     that failed before its close never applies to this one; a session that cannot hold one (a
+     session per model, or the local profile's, which restores a failed model's settings) needs
+     no clearing (docs/architecture.md, "A failed write"). --#}
+{% macro spark__stream_commit_open_sql(stream, layout={}, clear=true) %}
+  {%- set layout_settings = dbt_tablestream._stream_layout_settings(layout) -%}
+  {%- set statements = [] -%}
+  {%- for key, value in layout_settings if clear and value is none -%}
+    {%- do statements.append('reset ' ~ key) -%}
+  {%- endfor -%}
+  {%- for key, value in dbt_tablestream._stream_marker_settings(stream) + layout_settings if value is not none -%}
+    {%- do statements.append('set ' ~ key ~ ' = ' ~ value) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
 {% endmacro %}
 
 
@@ -57,17 +48,58 @@
 
 
 {#-- Delta leaves the settings in place after a write, and a later DML on the session would then
-     be marked, or skipped, as this stream's: reset them every time. --#}
+     be marked, or skipped, as this stream's: reset every one the open made. --#}
 {% macro spark__stream_commit_close_sql(layout={}) %}
-  {{ return([
-      'reset spark.databricks.delta.write.txnAppId',
-      'reset spark.databricks.delta.write.txnVersion',
-      'reset spark.databricks.delta.commitInfo.userMetadata',
-  ] + (['reset spark.sql.files.maxRecordsPerFile'] if layout.get('max_rows_per_file') else [])
-    + (['reset spark.databricks.delta.merge.deletionVectors.persistent'] if layout.get('copy_files') else [])
-    + (['reset spark.databricks.delta.replaceWhere.constraintCheck.enabled',
-        'reset spark.sql.parquet.filterPushdown'] if layout.get('replaces') else [])
-    + (dbt_tablestream.stream_compaction_sql(false) if layout.get('compact') else [])) }}
+  {%- set statements = [] -%}
+  {%- for key, value in dbt_tablestream._stream_marker_settings() -%}
+    {%- do statements.append('reset ' ~ key) -%}
+  {%- endfor -%}
+  {%- for key, value in dbt_tablestream._stream_layout_settings(layout) if value is not none -%}
+    {%- do statements.append('reset ' ~ key) -%}
+  {%- endfor -%}
+  {{ return(statements) }}
+{% endmacro %}
+
+
+{#-- Delta's idempotent-write settings, [key, value] pairs, which every marked write makes: a
+     SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
+     carrying the marker, backquoted so no character of it ends the statement. Without a stream,
+     the keys with no value. --#}
+{% macro _stream_marker_settings(stream=none) %}
+  {%- if stream is none -%}
+    {{ return([['spark.databricks.delta.write.txnAppId', none], ['spark.databricks.delta.write.txnVersion', none],
+               ['spark.databricks.delta.commitInfo.userMetadata', none]]) }}
+  {%- endif -%}
+  {%- set metadata = tojson(dbt_tablestream._stream_marker_metadata(stream)) | replace('`', '``') -%}
+  {{ return([['spark.databricks.delta.write.txnAppId', stream.stream_id], ['spark.databricks.delta.write.txnVersion', stream.through],
+             ['spark.databricks.delta.commitInfo.userMetadata', '`' ~ metadata ~ '`']]) }}
+{% endmacro %}
+
+
+{#-- Every setting of a write's `layout` (docs/architecture.md, "Cost"), [key, value] pairs, value
+     none where this write leaves the key as the session started. With `max_rows_per_file` its
+     files hold at most that many rows (a build, in key order, then writes files of narrow key
+     ranges); with `compact`, Delta compacts the table's small files after the write
+     (stream_compaction_sql); with `copy_files`, a MERGE into a target with deletion vectors copies
+     the files it touches instead of marking rows in vectors (Delta's
+     merge.deletionVectors.persistent; docs/architecture.md, "A window's write"); with `replaces` (a
+     replaceWhere of the window's keys, stream_replace_where_sql), Delta does not check each
+     inserted row against the key list, a check whose cost grows with keys times rows: every
+     inserted row is a key of the list by construction; and Parquet does not test its row groups
+     and pages against the list, which costs more than the scan it would save (bench/README.md,
+     "Finding the listed keys"). --#}
+{% macro _stream_layout_settings(layout={}) %}
+  {%- set replaces = 'false' if layout.get('replaces') else none -%}
+  {%- set settings = [
+      ['spark.sql.files.maxRecordsPerFile', layout.get('max_rows_per_file') or none],
+      ['spark.databricks.delta.merge.deletionVectors.persistent', 'false' if layout.get('copy_files') else none],
+      ['spark.databricks.delta.replaceWhere.constraintCheck.enabled', replaces],
+      ['spark.sql.parquet.filterPushdown', replaces],
+  ] -%}
+  {%- for key, value in dbt_tablestream._stream_compaction_settings().items() -%}
+    {%- do settings.append([key, value if layout.get('compact') else none]) -%}
+  {%- endfor -%}
+  {{ return(settings) }}
 {% endmacro %}
 
 

@@ -28,12 +28,19 @@
      small files in the driver's memory, blind to files other processes wrote, and the package
      has already decided that it is time. --#}
 {% macro spark__stream_compaction_sql(on) %}
-  {%- set settings = {'enabled': 'true', 'minNumFiles': '1', 'minFileSize': '16777216', 'maxFileSize': '134217728'} -%}
   {%- set statements = [] -%}
-  {%- for name, value in settings.items() -%}
-    {%- do statements.append(('set spark.databricks.delta.autoCompact.' ~ name ~ ' = ' ~ value) if on else ('reset spark.databricks.delta.autoCompact.' ~ name)) -%}
+  {%- for key, value in dbt_tablestream._stream_compaction_settings().items() -%}
+    {%- do statements.append(('set ' ~ key ~ ' = ' ~ value) if on else ('reset ' ~ key)) -%}
   {%- endfor -%}
   {{ return(statements) }}
+{% endmacro %}
+
+
+{#-- The session settings of Delta's auto-compaction, as spark__stream_compaction_sql makes them. --#}
+{% macro _stream_compaction_settings() %}
+  {{ return({'spark.databricks.delta.autoCompact.enabled': 'true', 'spark.databricks.delta.autoCompact.minNumFiles': '1',
+             'spark.databricks.delta.autoCompact.minFileSize': '16777216',
+             'spark.databricks.delta.autoCompact.maxFileSize': '134217728'}) }}
 {% endmacro %}
 
 

@@ -28,11 +28,12 @@
     {%- endif -%}
   {%- endif %}
   {%- set compaction = dbt_tablestream._protocol_step('offsets_compaction_sql') -%}
-  {%- for statement_sql in compaction(true) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- set write = "the compacting append to " ~ relation -%}
+  {%- if compact -%}{%- do dbt_tablestream._open_write_settings(compaction(true), write) -%}{%- endif -%}
   {% call statement('append_stream_offset', fetch_result=True) -%}
     {{ dbt_tablestream.offsets_log_append_sql(relation, select_sql, columns, unlogged_only) }}
   {%- endcall %}
-  {%- for statement_sql in compaction(false) if compact -%}{%- do run_query(statement_sql) -%}{%- endfor -%}
+  {%- if compact -%}{%- do dbt_tablestream._close_write_settings(compaction(false), write) -%}{%- endif -%}
   {%- set result = load_result('append_stream_offset') -%}
   {%- if result.table is not none and 'num_inserted_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_inserted_rows'] | int) }}

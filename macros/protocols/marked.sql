@@ -18,15 +18,13 @@
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
   {%- endif -%}
-  {%- for statement_sql in dbt_tablestream.stream_commit_open_sql(stream, layout) -%}
-    {%- do run_query(statement_sql) -%}
-  {%- endfor -%}
+  {%- set write = "the write of stream " ~ stream.stream ~ " to " ~ target ~ " for its " ~ dbt_tablestream._stream_window_text(stream) -%}
+  {%- set open_sql = dbt_tablestream.stream_commit_open_sql(stream, layout, clear=dbt_tablestream._stream_session_shared()) -%}
+  {%- do dbt_tablestream._open_write_settings(open_sql, write) -%}
   {%- call statement('main', fetch_result=True) -%}
     {{ sql }}
   {%- endcall -%}
-  {%- for statement_sql in dbt_tablestream.stream_commit_close_sql(layout) -%}
-    {%- do run_query(statement_sql) -%}
-  {%- endfor -%}
+  {%- do dbt_tablestream._close_write_settings(dbt_tablestream.stream_commit_close_sql(layout), write) -%}
   {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
   {%- set own = dbt_tablestream._own_commit(history, stream) -%}
   {%- if own is not none -%}

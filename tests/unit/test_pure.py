@@ -91,7 +91,11 @@ def test_the_stream_api_renders_the_package_macros() -> None:
         "subject": "Stream s",
         "remedy": "Reset it.",
     }
-    opened = render("stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
+    opened = [
+        sql
+        for sql in render("stream_commit_open_sql", {**stream, "source_table_id": "x"}, invocation_id="run-1")
+        if sql.startswith("set ")
+    ]
     assert opened[:2] == [
         "set spark.databricks.delta.write.txnAppId = tablestream/s/2",
         "set spark.databricks.delta.write.txnVersion = 7",
@@ -101,6 +105,45 @@ def test_the_stream_api_renders_the_package_macros() -> None:
     assert problem["kind"] == "recreated"
     message = problem["message"]
     assert message.startswith("Stream s: the source app.t was dropped and recreated") and message.endswith("Reset it.")
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {},
+        {"max_rows_per_file": 1000},
+        {"compact": True},
+        {"copy_files": True, "max_rows_per_file": 10},
+        {"replaces": True, "max_rows_per_file": 10},
+    ],
+)
+def test_a_marked_write_clears_the_package_settings_it_does_not_make_and_resets_the_ones_it_makes(
+    layout: dict[str, object],
+) -> None:
+    """Its open resets every setting the package may make that this write does not, so one left
+    by an earlier write that failed never applies to it, then sets its own; its close resets each
+    one it set (docs/architecture.md, "A failed write")."""
+    from dbt_tablestream._macros import render
+
+    stream = {
+        "stream": "s",
+        "stream_id": "tablestream/s/0",
+        "epoch": 0,
+        "after": 0,
+        "through": 3,
+        "source": "app.t",
+        "source_table_id": "x",
+        "inputs": [],
+    }
+    stream["inputs"] = [dict(stream)]
+    opened = render("stream_commit_open_sql", stream, layout, invocation_id="run-1")
+    closed = render("stream_commit_close_sql", layout)
+    every = [key for key, _ in render("_stream_marker_settings") + render("_stream_layout_settings")]
+    reset_first = [sql.split()[1] for sql in opened if sql.startswith("reset ")]
+    made = [sql.split()[1] for sql in opened if sql.startswith("set ")]
+    assert opened == [f"reset {key}" for key in reset_first] + [sql for sql in opened if sql.startswith("set ")]
+    assert sorted(reset_first + made) == sorted(every)
+    assert [sql.split()[1] for sql in closed] == made and all(sql.startswith("reset ") for sql in closed)
 
 
 def test_window_checks_of_a_changes_stream_follow_row_tracking() -> None:

@@ -4,6 +4,8 @@ SparkSession of `_session`, one Spark session per dbt thread."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -135,18 +137,46 @@ def refused_setting(sql: str) -> str | None:
     return found.group(2)
 
 
-class ThreadSessionCursor(Cursor):
-    """dbt-spark's session cursor, on the calling thread's own Spark session."""
+class NodeSettings:
+    """The runtime settings one dbt node's connection SET on its thread's session, each with the
+    value the session held before: a node's settings end with it (restore), as a Thrift server's
+    end with the connection that made them. A write that fails inside Delta would otherwise leave
+    Delta's idempotent-write settings to mark, or skip, every later write on the thread
+    (docs/architecture.md, "A failed write")."""
 
-    def __init__(self, warehouse: Path, settings: dict[str, str], emulate_sql_warehouse: bool = False) -> None:
+    def __init__(self) -> None:
+        self._before: dict[str, tuple[Any, str | None]] = {}
+
+    def record(self, session: Any, key: str) -> None:
+        if key not in self._before:
+            self._before[key] = (session, session.conf.get(key, None))
+
+    def restore(self) -> None:
+        before, self._before = self._before, {}
+        for key, (session, value) in before.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+
+
+class ThreadSessionCursor(Cursor):
+    """dbt-spark's session cursor, on the calling thread's own Spark session. A statement that
+    fails first restores every setting its node made (NodeSettings)."""
+
+    def __init__(
+        self,
+        warehouse: Path,
+        settings: dict[str, str],
+        emulate_sql_warehouse: bool = False,
+        node_settings: NodeSettings | None = None,
+    ) -> None:
         super().__init__(server_side_parameters=settings)
         self.warehouse = warehouse
         self.emulate_sql_warehouse = emulate_sql_warehouse
+        self.node_settings = node_settings or NodeSettings()
 
     def execute(self, sql: str, *parameters: Any) -> None:
-        from py4j.protocol import Py4JJavaError
-        from pyspark.errors import AnalysisException
-
         if parameters:
             sql = sql % parameters
         if self.emulate_sql_warehouse:
@@ -154,19 +184,29 @@ class ThreadSessionCursor(Cursor):
         session = LocalSpark.session(self.warehouse, self.server_side_parameters)
         if self._set_directly(session, sql):
             return
-        try:
+        with self._failing_restores():
             self._df = session.sql(sql)
-        except AnalysisException as error:
-            raise DbtRuntimeError(str(error)) from error
-        except Py4JJavaError as error:
-            # pyspark, converting Delta's AnalysisException, asks Spark for the message of its error
-            # class (to log it); Spark does not know Delta's DELTA_* classes, and that call fails
-            # with "[INTERNAL_ERROR] Cannot find main error class". The Java exception the query
-            # raised is the one being handled then: its message is Delta's.
-            raised = error.__context__
-            if isinstance(raised, Py4JJavaError):
-                raise DbtRuntimeError(str(raised.java_exception.getMessage())) from raised
-            raise
+
+    def fetchall(self) -> list[Any] | None:
+        with self._failing_restores():
+            return super().fetchall()
+
+    def fetchone(self) -> Any:
+        with self._failing_restores():
+            return super().fetchone()
+
+    @contextmanager
+    def _failing_restores(self) -> Iterator[None]:
+        """A statement that fails (when run, or when its rows are fetched) restores its node's
+        settings, then raises Spark's or Delta's error to dbt with their own message."""
+        try:
+            yield
+        except BaseException as error:
+            self.node_settings.restore()
+            converted = _spark_error(error)
+            if converted is None:
+                raise
+            raise converted[0] from converted[1]
 
     def _set_directly(self, session: Any, sql: str) -> bool:
         """Runs a SET or RESET of a runtime SQL setting through the session's RuntimeConfig, as
@@ -180,6 +220,7 @@ class ThreadSessionCursor(Cursor):
         try:
             if not session.conf.isModifiable(key):
                 return False
+            self.node_settings.record(session, key)
             if value is not None:
                 session.conf.set(key, value)
             else:
@@ -208,17 +249,48 @@ class ThreadSessionCursor(Cursor):
             )
 
 
+def _spark_error(error: BaseException) -> tuple[DbtRuntimeError, BaseException] | None:
+    """The error dbt gets for a failed statement, and its cause: Spark's and Delta's analysis
+    errors as dbt's runtime error with their own message; None to raise `error` as it is."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException
+
+    if isinstance(error, AnalysisException):
+        return DbtRuntimeError(str(error)), error
+    if isinstance(error, Py4JJavaError):
+        # pyspark, converting Delta's AnalysisException, asks Spark for the message of its error
+        # class (to log it); Spark does not know Delta's DELTA_* classes, and that call fails
+        # with "[INTERNAL_ERROR] Cannot find main error class". The Java exception the query
+        # raised is the one being handled then: its message is Delta's.
+        raised = error.__context__
+        if isinstance(raised, Py4JJavaError):
+            return DbtRuntimeError(str(raised.java_exception.getMessage())), raised
+    return None
+
+
 class ThreadSessionConnection:
+    """One dbt node's connection (dbt opens one per node and closes it after): its cursors run on
+    the thread's session and share the node's NodeSettings."""
+
     def __init__(self, warehouse: Path, settings: dict[str, str], emulate_sql_warehouse: bool = False) -> None:
         self.warehouse = warehouse
         self.settings = settings
         self.emulate_sql_warehouse = emulate_sql_warehouse
+        self.node_settings = NodeSettings()
 
     def cursor(self) -> ThreadSessionCursor:
-        return ThreadSessionCursor(self.warehouse, self.settings, self.emulate_sql_warehouse)
+        return ThreadSessionCursor(self.warehouse, self.settings, self.emulate_sql_warehouse, self.node_settings)
 
 
 class ThreadSessionConnectionWrapper(SessionConnectionWrapper):
+    handle: ThreadSessionConnection  # type: ignore[assignment]
+
+    def close(self) -> None:
+        """dbt closes a node's connection when the node ends, whatever its outcome: the settings
+        it made end too, as a failed statement's do at once."""
+        super().close()
+        self.handle.node_settings.restore()
+
     @classmethod
     def _fix_binding(cls, value: Any) -> str | float:
         """Seed values as SQL literals. dbt-spark's session method quotes strings without escaping

@@ -111,6 +111,27 @@ where __tablestream_newest = 1) as __tablestream_changes
 where __change_type = 'DELETE';
 
 -- order_events_current: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- order_events_current: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- order_events_current: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- order_events_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- order_events_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- order_events_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- order_events_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- order_events_current: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_events_current__app_order_events/0;
 
 -- order_events_current: first_run / commit_open
@@ -409,6 +430,27 @@ when not matched by source and target.__tablestream_recorded_at < current_timest
 
 -- order_events_current: next_run / target_marker
 describe history `analytics`.`order_events_current` limit 5;
+
+-- order_events_current: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- order_events_current: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- order_events_current: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- order_events_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- order_events_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- order_events_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- order_events_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- order_events_current: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_events_current__app_order_events/0;

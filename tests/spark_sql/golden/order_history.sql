@@ -56,6 +56,27 @@ select * from (
 )) as __tablestream_keys;
 
 -- order_history: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- order_history: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- order_history: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- order_history: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- order_history: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- order_history: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- order_history: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- order_history: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_orders/0;
 
 -- order_history: first_run / commit_open
@@ -303,6 +324,27 @@ select * from (
 
 -- order_history: next_run / target_marker
 describe history `analytics`.`order_history` limit 5;
+
+-- order_history: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- order_history: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- order_history: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- order_history: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- order_history: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- order_history: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- order_history: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- order_history: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_orders/0;

@@ -38,6 +38,30 @@ from (
 );
 
 -- orders_changes: first_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_changes: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_changes: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_changes: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- orders_changes: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;
 
 -- orders_changes: first_run / commit_open
@@ -170,6 +194,30 @@ from (
 
 -- orders_changes: next_run / target_marker
 describe history `analytics`.`orders_changes` limit 5;
+
+-- orders_changes: next_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_changes: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_changes: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_changes: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;

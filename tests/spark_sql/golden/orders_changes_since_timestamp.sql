@@ -53,6 +53,30 @@ from (
 );
 
 -- orders_changes_since_timestamp: first_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_changes_since_timestamp: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- orders_changes_since_timestamp: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_timestamp__app_orders/0;
 
 -- orders_changes_since_timestamp: first_run / commit_open
@@ -194,6 +218,30 @@ from (
 
 -- orders_changes_since_timestamp: next_run / target_marker
 describe history `analytics`.`orders_changes_since_timestamp` limit 5;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes_since_timestamp: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_timestamp__app_orders/0;

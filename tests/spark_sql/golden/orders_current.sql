@@ -58,6 +58,27 @@ from (
 )) as __tablestream_keys;
 
 -- orders_current: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_current: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_current: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_current: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- orders_current: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current__app_orders/0;
 
 -- orders_current: first_run / commit_open
@@ -266,6 +287,27 @@ from (
 
 -- orders_current: next_run / target_marker
 describe history `analytics`.`orders_current` limit 5;
+
+-- orders_current: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_current: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_current: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_current: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current__app_orders/0;

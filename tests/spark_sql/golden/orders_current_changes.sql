@@ -67,6 +67,27 @@ from (
 )) as __tablestream_keys;
 
 -- orders_current_changes: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_current_changes: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_current_changes: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_current_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_current_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_current_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_current_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- orders_current_changes: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_changes__app_orders/0;
 
 -- orders_current_changes: first_run / commit_open
@@ -284,6 +305,27 @@ from (
 
 -- orders_current_changes: next_run / target_marker
 describe history `analytics`.`orders_current_changes` limit 5;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_current_changes__app_orders/0;

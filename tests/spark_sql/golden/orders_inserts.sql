@@ -29,6 +29,30 @@ from (
 where amount > 0;
 
 -- orders_inserts: first_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_inserts: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_inserts: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_inserts: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_inserts: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_inserts: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_inserts: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_inserts: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- orders_inserts: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
 
 -- orders_inserts: first_run / commit_open
@@ -154,6 +178,30 @@ where amount > 0;
 
 -- orders_inserts: next_run / target_marker
 describe history `analytics`.`orders_inserts` limit 5;
+
+-- orders_inserts: next_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_inserts: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_inserts: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_inserts: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_inserts: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_inserts: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_inserts: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_inserts: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_inserts: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;

@@ -79,6 +79,30 @@ from (
 )) as __tablestream_keys;
 
 -- orders_net_changes: first_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_net_changes: first_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
+
+-- orders_net_changes: first_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
 
 -- orders_net_changes: first_run / commit_open
@@ -266,6 +290,30 @@ from (
 
 -- orders_net_changes: next_run / target_marker
 describe history `analytics`.`orders_net_changes` limit 5;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.sql.files.maxRecordsPerFile;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.databricks.delta.merge.deletionVectors.persistent;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.sql.parquet.filterPushdown;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.enabled;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minNumFiles;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.minFileSize;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_net_changes: next_run / commit_open
 set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
