@@ -1,12 +1,15 @@
 {#-- Test-only hooks at the steps of a stream run (window_pinned, before_target_commit,
-     after_target_commit, after_offsets_append): DBT_TABLESTREAM_FAULT=<point> kills the process
-     there, and <point>@<model> only in that model's run, so one process can leave the models run
-     before it committed. <point>@<model>+<model>... kills it once every named model (running in
-     parallel threads) has reached the point, so one kill leaves them all at that step.
+     after_target_commit, after_offsets_append), armed only in a project that sets the var
+     `tablestream_test_hooks` (the test suite's projects), never by the environment alone:
+     DBT_TABLESTREAM_FAULT=<point> kills the process there, and <point>@<model> only in that
+     model's run, so one process can leave the models run before it committed.
+     <point>@<model>+<model>... kills it once every named model (running in parallel threads) has
+     reached the point, so one kill leaves them all at that step.
      DBT_TABLESTREAM_PAUSE=<point>:<seconds> holds a run there, to line up concurrent runs; with
      DBT_TABLESTREAM_RELEASE=<directory>, only until a file in that directory holds a line with the
      model's name, so a test releases each model's pause when it is ready. --#}
 {% macro fault_point(point) %}
+  {%- if not dbt_tablestream._test_hooks_armed() -%}{{ return(none) }}{%- endif -%}
   {%- set pause = env_var('DBT_TABLESTREAM_PAUSE', '') -%}
   {%- if pause and pause.split(':')[0] == point -%}
     {{ log("tablestream test pause at " ~ point ~ " in " ~ model.name, info=True) }}
@@ -17,6 +20,13 @@
   {%- if fault[0] == point and (not models or model.name in models) -%}
     {{ return(adapter.dispatch('fault_point', 'dbt_tablestream')(point, models)) }}
   {%- endif -%}
+{% endmacro %}
+
+
+{#-- Whether this project arms the test hooks: the var `tablestream_test_hooks`, which only the test
+     suite's projects set. --#}
+{% macro _test_hooks_armed() %}
+  {{ return(var('tablestream_test_hooks', false) in [true, 'true', 'True']) }}
 {% endmacro %}
 
 

@@ -35,8 +35,9 @@ class DbtProject:
         project: dict[str, Any] = {"name": "probe", "version": "1.0.0", "config-version": 2, "profile": "probe"}
         if on_run_start:
             project["on-run-start"] = on_run_start
-        if project_vars:
-            project["vars"] = project_vars
+        # The package's test hooks (DBT_TABLESTREAM_FAULT, _PAUSE, _RELEASE) act only in a project
+        # that arms them (macros/streams/fault_points.sql): every project of the test suite does.
+        project["vars"] = {"tablestream_test_hooks": True, **(project_vars or {})}
         self.project = project
         (root / "dbt_project.yml").write_text(yaml.safe_dump(project))
         # Every probe project installs this repository as the dbt package `dbt_tablestream`.

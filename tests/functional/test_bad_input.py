@@ -137,3 +137,29 @@ def test_enable_change_tracking_then_table_changes_reads_new_changes(tmp_path: P
     # Enabling again is a no-op: no new commit.
     project.run_ok("run-operation", "dbt_tablestream.enable_change_tracking", "--args", "{relation: app.orders}")
     assert DeltaTable(str(source)).version() == enabled_at + 1
+
+
+def test_the_test_hooks_do_nothing_unless_the_project_arms_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DBT_TABLESTREAM_FAULT and DBT_TABLESTREAM_PAUSE in the environment of a project that does
+    not set `tablestream_test_hooks` change nothing: the run neither pauses nor dies, and the
+    adapter refuses to kill its process when asked directly."""
+    from tests.functional.streams import StreamBench, stream_model
+
+    bench = StreamBench(tmp_path, {"log": stream_model()}, project_vars={"tablestream_test_hooks": False})
+    (bench.project.root / "macros").mkdir(exist_ok=True)
+    (bench.project.root / "macros" / "kill_now.sql").write_text(KILL_NOW)
+    bench.create_source([(1, "a", 1)])
+    monkeypatch.setenv("DBT_TABLESTREAM_PAUSE", "window_pinned:0.01")
+    monkeypatch.setenv("DBT_TABLESTREAM_FAULT", "before_target_commit")
+    capsys.readouterr()
+    bench.run()
+    assert "tablestream test pause" not in capsys.readouterr().out
+    assert bench.target_rows("log")
+    killed = bench.invoke("run-operation", "kill_now")
+    assert not killed.success
+    assert "the test hooks are not armed in this project" in capsys.readouterr().out
+
+
+KILL_NOW = "{% macro kill_now() %}{% do adapter.kill_for_test_fault('before_target_commit') %}{% endmacro %}\n"

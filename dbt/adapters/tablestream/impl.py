@@ -10,6 +10,7 @@ from typing import Any
 from dbt.adapters.base.meta import available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.tablestream.connections import ADAPTER_TYPE, TablestreamConnectionManager
 from dbt_tablestream._deletion_vectors import vector_positions
@@ -19,6 +20,8 @@ logger = AdapterLogger("Tablestream")
 # The models of a test fault that have reached its point, in this dbt process (kill_for_test_fault).
 _FAULT_ARRIVED: set[str] = set()
 _FAULT_LOCK = threading.Condition()
+# The project var that arms the test hooks (macros/streams/fault_points.sql).
+TEST_HOOKS_VAR = "tablestream_test_hooks"
 # How long a model at the point waits for the fault's other models before the run fails instead.
 FAULT_WAIT_SECONDS = 300.0
 
@@ -56,7 +59,13 @@ class TablestreamAdapter(SparkAdapter):
         """The test hook behind DBT_TABLESTREAM_FAULT: this dbt process dies at a step of the commit
         protocol with SIGKILL, as a crash or an OOM kill would end it (no cleanup runs). With
         several `models` (run in parallel threads), each waits at the point until all have reached
-        it, so one kill leaves every one of them at that step."""
+        it, so one kill leaves every one of them at that step. Refused unless the project arms the
+        test hooks (the var `tablestream_test_hooks`, which only the test suite's projects set)."""
+        if not self._test_hooks_armed():
+            raise DbtRuntimeError(
+                f"tablestream test fault at {point}: the test hooks are not armed in this project "
+                "(the var tablestream_test_hooks); nothing was killed."
+            )
         waiting_for = set(models or []) - {model}
         if waiting_for:
             with _FAULT_LOCK:
@@ -69,6 +78,13 @@ class TablestreamAdapter(SparkAdapter):
                     )
         logger.info(f"tablestream: test fault at {point}: killing dbt (pid {os.getpid()})")
         os.kill(os.getpid(), signal.SIGKILL)
+
+    def _test_hooks_armed(self) -> bool:
+        """The var `tablestream_test_hooks`, set in the root project or on the command line."""
+        cli_vars = getattr(self.config, "cli_vars", None) or {}
+        project_vars = getattr(getattr(self.config, "vars", None), "vars", None) or {}
+        value = cli_vars.get(TEST_HOOKS_VAR, project_vars.get(TEST_HOOKS_VAR, False))
+        return value is True or str(value).lower() == "true"
 
     @classmethod
     def _get_adapter_specific_run_info(cls, config: Any) -> dict[str, Any]:
