@@ -19,6 +19,55 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+# Variables that narrow or bypass what a run checks: fewer lanes or examples, a replayed seed, golden
+# files rewritten instead of compared. Fine on a developer's machine; refused in CI.
+NARROWING_VARIABLES = (
+    "TABLESTREAM_UPDATE_GOLDEN",
+    "TABLESTREAM_LANES",
+    "TABLESTREAM_PROPERTY_EXAMPLES",
+    "TABLESTREAM_SEED",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--opt-in-slice",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run slice N (taken modulo the number of slices) of the opt-in tiers' tests, balanced "
+        "by their measured times (tests/opt_in_slices.py); .ci/run passes its commit count",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller refuses, under CI=true, a variable that would narrow the run, then draws the
+    run's seed before pytest-xdist starts its workers, which inherit it (tests/seeds.py)."""
+    from tests.seeds import draw_run_seed
+
+    if hasattr(config, "workerinput"):
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        narrowing = [name for name in NARROWING_VARIABLES if os.environ.get(name)]
+        if narrowing:
+            raise pytest.UsageError(
+                f"{', '.join(narrowing)} would narrow or bypass what this run checks, and CI=true: "
+                "unset them in CI (they are for replaying and rewriting on a developer's machine)."
+            )
+    draw_run_seed()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from tests.seeds import SEED_VARIABLE, run_seed
+
+    seed = run_seed()
+    lines = [f"tablestream: random histories from seed {seed} (replay: {SEED_VARIABLE}={seed})"]
+    chosen = config.getoption("--opt-in-slice")
+    if chosen is not None:
+        lines.append(f"tablestream: the opt-in tiers' slice {chosen}, modulo their number (tests/opt_in_slices.py)")
+    return lines
+
+
 @pytest.fixture(scope="session")
 def tablestream_warehouse() -> Path:
     from tests.functional.local import shared_warehouse
@@ -65,6 +114,14 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    chosen = config.getoption("--opt-in-slice")
+    if chosen is not None:
+        from tests.opt_in_slices import choose_slice
+
+        kept, dropped = choose_slice(items, chosen)
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
     def rank(item: pytest.Item) -> int:
         return next(
             (index for index, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)),

@@ -12,8 +12,10 @@ window's commits cost a run more than its rows). A lane's rows change only throu
 changes, so a stream that nets or merges by key must give each lane exactly what it would give
 that lane alone.
 
-The histories are drawn from one seed per example (``random.Random``), so the first example
-Hypothesis tries is as random as the others; a failure names the lane and prints its history.
+The histories are drawn from one seed per example (``random.Random``): the run's seed for the
+first (tests/seeds.py), so every run tries new histories. An example's lanes are those of its own
+seed and, beside them, those of seed 0 (``lane_randoms``); a failure names the lane, its seed and
+its history.
 """
 
 from __future__ import annotations
@@ -29,15 +31,15 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
-from hypothesis import strategies as st
 
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import CDF, ROW_TRACKING, StreamBench
+from tests.seeds import example_seeds, seeds
 
 # Histories per property example: CI runs one example of each property, 48 histories (CONTRIBUTING.md,
 # "The tests"); a window's commits, not its lanes, set a run's cost.
 LANES = int(os.environ.get("TABLESTREAM_LANES", "48"))
-SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+SEEDS = seeds()
 LANE_KEY = "['lane', 'id']"
 
 Row = tuple[int, int, str, int]  # (lane, id, name, age)
@@ -57,6 +59,17 @@ class Change:
 def lane_random(seed: int, lane: int) -> random.Random:
     """The generator of lane ``lane`` in the example drawn as ``seed``."""
     return random.Random(f"{seed}:{lane}")
+
+
+def lane_randoms(seed: int, lanes: int = LANES) -> list[random.Random]:
+    """The generators of an example's lanes, by lane index: ``lanes`` of each of its seeds
+    (example_seeds: its own, then 0)."""
+    return [lane_random(each, lane) for each in example_seeds(seed) for lane in range(lanes)]
+
+
+def lane_origin(seed: int, index: int, lanes: int = LANES) -> str:
+    """Where lane ``index`` of the example drawn as ``seed`` comes from, for a failure's message."""
+    return f"lane {index % lanes} of seed {example_seeds(seed)[index // lanes]}"
 
 
 class LaneSource:
@@ -217,13 +230,15 @@ def run_batch(
     lanes: Sequence[Lane],
     rng: random.Random,
     *,
+    seed: int,
+    lane_count: int = LANES,
     before_run: Callable[[int, bool], None] | None = None,
 ) -> int:
     """Runs the lanes' histories side by side: before run ``r`` the lanes' changes of part ``r``
     are committed (each lane from a random commit on, one change per lane a commit), then one
     `dbt run` runs the models for every lane, then every lane is checked. ``before_run(r,
     changed)`` is called just before the run (a crash needs a change to reach a fault point).
-    Returns the number of runs."""
+    ``seed`` and ``lane_count`` (lanes per seed) name a failing lane's origin. Returns the number of runs."""
     total = max(lane.runs for lane in lanes)
     for run in range(total):
         queues: list[list[Callable[[], Any]]] = []
@@ -245,7 +260,10 @@ def run_batch(
             try:
                 lane.check(run, view)
             except AssertionError as failure:
-                failures.append(f"lane {lane.index} after run {run}: {failure}\n  its history: {lane.history!r}")
+                origin = lane_origin(seed, lane.index, lane_count)
+                failures.append(
+                    f"lane {lane.index} ({origin}) after run {run}: {failure}\n  its history: {lane.history!r}"
+                )
         assert not failures, f"{len(failures)} of {len(lanes)} lanes differ from their oracle:\n" + "\n".join(failures)
     return total
 

@@ -59,11 +59,14 @@ def shown_streams(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str
 def property_settings(examples: int) -> settings:
     """Hypothesis settings of a property test over dbt runs: ``examples`` in the default suite,
     or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds. The examples are
-    seeds of batches of histories (tests/functional/lanes.py): a smaller seed is no simpler
-    batch, so a failure is not shrunk; its message names the lane and its history."""
+    seeds of batches of histories (tests/functional/lanes.py), the first the run's own
+    (tests/seeds.py): a smaller seed is no simpler batch, so a failure is not shrunk; its
+    message names the lane, its seed and its history."""
     return settings(
         max_examples=int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", str(examples))),
         deadline=None,
+        # A failure is replayed by its seed (TABLESTREAM_SEED), not from Hypothesis's database.
+        database=None,
         phases=(Phase.explicit, Phase.reuse, Phase.generate),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
     )

@@ -21,7 +21,7 @@ from deltalake import DeltaTable, write_deltalake
 from hypothesis import given
 
 from tests.functional.events import EVENTS, Event, EventOracle, events_model, write_events
-from tests.functional.lanes import LANE_KEY, LANES, SEEDS, BatchView, Lane, lane_random, lose_offsets_rows, run_batch
+from tests.functional.lanes import LANE_KEY, LANES, SEEDS, BatchView, Lane, lane_randoms, lose_offsets_rows, run_batch
 from tests.functional.local import local_profile
 from tests.functional.streams import CDF, StreamBench, assert_no_refused_setting, property_settings
 
@@ -242,7 +242,7 @@ def check_event_batch(
         profile = local_profile(warehouse, emulate_sql_warehouse=True) if sql_warehouse else None
         bench = events_bench(Path(directory), EVENT_MODELS, processes=crashes is not None, profile=profile)
         source = EventSource(bench)
-        batch = [EventLane(lane, random_event_history(lane_random(seed, lane))) for lane in range(lanes)]
+        batch = [EventLane(index, random_event_history(rng)) for index, rng in enumerate(lane_randoms(seed, lanes))]
         rng = random.Random(seed)
 
         def crash(run: int, changed: bool) -> None:
@@ -252,7 +252,7 @@ def check_event_batch(
             elif sql_warehouse and not crashes and run >= 2:
                 lose_offsets_rows(bench, sorted(f"{model}__app_events" for model in EVENT_MODELS), rng)
 
-        run_batch(bench, source, batch, rng, before_run=crash)
+        run_batch(bench, source, batch, rng, seed=seed, lane_count=lanes, before_run=crash)
         if sql_warehouse:
             assert_no_refused_setting(warehouse)
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import StreamBench, property_settings, stream_model
+from tests.seeds import seeds
 
 FEED = "'delta.enableChangeDataFeed' = 'true'"
 KEYED = "unique_key='id'"
@@ -134,21 +134,21 @@ def random_step(rng: random.Random, keys: list[int], next_key: list[int]) -> str
 
 
 @property_settings(1)
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+@given(seed=seeds())
 def test_random_histories_read_from_the_delta_log_equal_the_change_feed(tmp_path_factory: Any, seed: int) -> None:
     check_random_history(tmp_path_factory, seed, runs=4)
 
 
 @pytest.mark.soak
 @property_settings(4)
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+@given(seed=seeds())
 def test_random_histories_read_from_the_delta_log_soak(tmp_path_factory: Any, seed: int) -> None:
     check_random_history(tmp_path_factory, seed, runs=10)
 
 
 @pytest.mark.extended
 @property_settings(1)
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+@given(seed=seeds())
 def test_random_histories_with_deletion_vectors_read_from_the_delta_log_equal_the_change_feed(
     tmp_path_factory: Any, seed: int
 ) -> None:

@@ -37,7 +37,7 @@ from tests.functional.lanes import (
     LaneSource,
     Row,
     StepLane,
-    lane_random,
+    lane_randoms,
     lose_offsets_rows,
     run_batch,
 )
@@ -300,7 +300,7 @@ def check_history(
         bench = StreamBench(Path(directory), LANE_MODELS, processes=crashes is not None, profile=profile)
         (bench.project.root / "models" / "schema.yml").write_text(LANE_VALID_HISTORY)
         source = LaneSource(bench)
-        batch = [HistoryLane(lane, random_steps(lane_random(seed, lane))) for lane in range(lanes)]
+        batch = [HistoryLane(index, random_steps(rng)) for index, rng in enumerate(lane_randoms(seed, lanes))]
         source.create([row for lane in batch for row in lane.initial])
 
         rng = random.Random(seed)
@@ -312,7 +312,7 @@ def check_history(
             elif sql_warehouse and not crashes and run >= 2:
                 lose_offsets_rows(bench, sorted(f"{model}__app_t" for model in LANE_MODELS), rng)
 
-        run_batch(bench, source, batch, rng, before_run=crash)
+        run_batch(bench, source, batch, rng, seed=seed, lane_count=lanes, before_run=crash)
         for model in LANE_MODELS:
             assert scd_ids_unique(bench, model), model
         tested = bench.invoke("test")  # valid_history on the targets

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from dbt_tablestream.streams import TableStream, open_stream
 from tests.functional.local import shared_spark
 from tests.functional.streams import StreamBench, property_settings
+from tests.seeds import seeds
 
 SOURCES = 4
 ROUNDS = 3
@@ -204,7 +204,7 @@ def check_example(seed: int) -> None:
             )
 
 
-SEEDS = st.integers(min_value=0, max_value=2**20)
+SEEDS = seeds()
 
 
 @property_settings(1)

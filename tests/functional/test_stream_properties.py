@@ -30,7 +30,7 @@ from tests.functional.lanes import (
     LaneSource,
     Row,
     StepLane,
-    lane_random,
+    lane_randoms,
     lose_offsets_rows,
     run_batch,
 )
@@ -287,7 +287,9 @@ def check_batch(seed: int, stream_read: str = "table_changes", lanes: int = LANE
         )
         source = LaneSource(bench)
         lane_type = EveryChangeLane if sql_warehouse else KeyedLane
-        batch = [lane_type(lane, random_history(lane_random(seed, lane), sql_warehouse)) for lane in range(lanes)]
+        batch = [
+            lane_type(index, random_history(rng, sql_warehouse)) for index, rng in enumerate(lane_randoms(seed, lanes))
+        ]
         source.create([row for lane in batch for row in lane.initial])
         rng = random.Random(seed)
 
@@ -296,7 +298,7 @@ def check_batch(seed: int, stream_read: str = "table_changes", lanes: int = LANE
             if sql_warehouse and run >= 2:
                 lose_offsets_rows(bench, sorted(WAREHOUSE_STREAMS), rng)
 
-        run_batch(bench, source, batch, rng, before_run=lose)
+        run_batch(bench, source, batch, rng, seed=seed, lane_count=lanes, before_run=lose)
         if sql_warehouse:
             assert_no_refused_setting(warehouse)
 
