@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 from dbt_tablestream.streams import open_stream
-from tests.functional.local import local_profile, register_tables, shared_spark, sql_path
+from tests.functional.local import local_profile, register_tables, release_pause, shared_spark, sql_path
 from tests.functional.streams import CDF, StreamBench, model_results, stream_model
 
 STREAM = "log__app_t"
@@ -61,14 +61,20 @@ def test_commits_landing_while_the_model_runs_are_left_for_the_next_window(
         if "tablestream test pause at window_pinned" in event.info.msg:
             paused.set()
 
+    released = tmp_path / "released"
+    released.mkdir()
+
     def busy_writer() -> None:
         assert paused.wait(timeout=300)
         for key in (4, 5, 6):
             bench.append([(key, "w", key)])
+        release_pause(released, "log")
 
     writer = threading.Thread(target=busy_writer)
     writer.start()
-    monkeypatch.setenv("DBT_TABLESTREAM_PAUSE", "window_pinned:8")
+    # The run holds its pinned window until the writer has committed.
+    monkeypatch.setenv("DBT_TABLESTREAM_PAUSE", "window_pinned:300")
+    monkeypatch.setenv("DBT_TABLESTREAM_RELEASE", str(released))
     before = bench.target_rows("log")
     result = bench.invoke("run", "-s", "log", callbacks=[on_event])
     writer.join()
@@ -78,6 +84,7 @@ def test_commits_landing_while_the_model_runs_are_left_for_the_next_window(
     assert bench.offsets()[-1]["to_version"] == pinned
 
     monkeypatch.delenv("DBT_TABLESTREAM_PAUSE")
+    monkeypatch.delenv("DBT_TABLESTREAM_RELEASE")
     assert ids(bench.run_appended("log")) == [4, 5, 6]
 
 

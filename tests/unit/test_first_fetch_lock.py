@@ -19,7 +19,7 @@ from dbt.adapters.tablestream._session import (
     with_recorded_jars,
 )
 
-HOLD_SECONDS = 3.0
+WAITING = "waiting for another process to finish fetching delta-spark's jars"
 
 # A second process enters the lock and prints when it got in (its last line; the adapter's log
 # line saying that it waits comes before).
@@ -38,10 +38,23 @@ def settings_for(ivy: Path) -> dict[str, str]:
 
 def start_second(settings: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", SECOND, settings["spark.jars.packages"], settings["spark.jars.ivy"]],
+        # Unbuffered: its line saying it waits must reach this process while it waits.
+        [sys.executable, "-u", "-c", SECOND, settings["spark.jars.packages"], settings["spark.jars.ivy"]],
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def read_until_waiting(second: subprocess.Popen[str]) -> str:
+    """The second process's output up to the line saying it waits for the lock: it has tried the
+    lock and found it held."""
+    assert second.stdout is not None
+    lines = []
+    for line in second.stdout:
+        lines.append(line)
+        if WAITING in line:
+            return "".join(lines)
+    raise AssertionError("the second start never waited for the lock:\n" + "".join(lines))
 
 
 def entered_at(second: subprocess.Popen[str]) -> tuple[float, str]:
@@ -65,11 +78,10 @@ def test_a_second_resolution_waits_for_the_first(tmp_path: Path) -> None:
     settings = settings_for(tmp_path / "ivy")
     with first_fetch_lock(settings):
         second = start_second(settings)
-        time.sleep(HOLD_SECONDS)
+        waited = read_until_waiting(second)
         released = time.time()
     entered, output = entered_at(second)
-    assert entered >= released, "the second start resolved while the first was still fetching"
-    assert "waiting for another process to finish fetching delta-spark's jars" in output
+    assert entered >= released, "the second start resolved while the first was still fetching:\n" + waited + output
 
 
 def test_a_start_over_recorded_jars_resolves_nothing_and_takes_no_lock(tmp_path: Path) -> None:
