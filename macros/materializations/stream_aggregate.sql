@@ -89,10 +89,12 @@
 
 {#-- The target's columns after group_by (`target`: _aggregate_target_columns) and the model's
      output column types by lower-cased name (`types`). The output must have the group_by columns,
-     every aggregated column and __change_type; sum and avg take numbers. --#}
+     every aggregated column and __change_type; sum and avg take numbers. The types are Spark's own
+     names, from DESCRIBE QUERY (described_columns): a Thrift cursor describes a column as INT_TYPE
+     or DECIMAL_TYPE, without a decimal's precision and scale, which an average keeps. --#}
 {% macro _stream_aggregate_columns(stream, compiled_code, settings) %}
   {%- set types = {} -%}
-  {%- for column in get_column_schema_from_query(compiled_code) -%}
+  {%- for column in dbt_tablestream.described_columns(compiled_code) -%}
     {%- do types.update({column.name | lower: column.dtype | lower}) -%}
   {%- endfor -%}
   {%- set subject = dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source -%}
