@@ -7,13 +7,21 @@
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
   {%- set resolved = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
-  {%- set rows_sql = dbt_tablestream.change_rows_sql(resolved.stream, relation, resolved.columns) -%}
-  {%- if config.get('materialized') == 'stream_aggregate' and not resolved.stream.snapshot -%}
-    {%- set current = dbt_tablestream._stream_input_with(resolved.stream, {'snapshot': true}) -%}
-    {%- set current = dbt_tablestream._stream_input_with(current, {'view': dbt_tablestream.window_relation_sql(relation, current, resolved.columns)}) -%}
+  {{ return(dbt_tablestream._stream_read_sql(resolved.stream, relation, resolved.columns)) }}
+{% endmacro %}
+
+
+{#-- The read of a resolved stream (`columns`: the source's): its change rows, and for a
+     stream_aggregate with a window, beside them the source's rows as of the window's end, the
+     two picked by _stream_rows_switch. --#}
+{% macro _stream_read_sql(stream, relation, columns) %}
+  {%- set rows_sql = dbt_tablestream.change_rows_sql(stream, relation, columns) -%}
+  {%- if config.get('materialized') == 'stream_aggregate' and not stream.snapshot -%}
+    {%- set current = dbt_tablestream._stream_input_with(stream, {'snapshot': true}) -%}
+    {%- set current = dbt_tablestream._stream_input_with(current, {'view': dbt_tablestream.window_relation_sql(relation, current, columns)}) -%}
     {%- set switch = dbt_tablestream._stream_rows_switch('window') -%}
     {{ return("(\n  select * from " ~ rows_sql ~ " as __tablestream_window_rows where " ~ switch ~ " = 'window'\n  union all\n  select * from "
-              ~ dbt_tablestream.change_rows_sql(current, relation, resolved.columns, marked=false) ~ " as __tablestream_now_rows where " ~ switch ~ " = 'current'\n)") }}
+              ~ dbt_tablestream.change_rows_sql(current, relation, columns, marked=false) ~ " as __tablestream_now_rows where " ~ switch ~ " = 'current'\n)") }}
   {%- endif -%}
   {{ return(rows_sql) }}
 {% endmacro %}

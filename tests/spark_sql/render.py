@@ -9,6 +9,7 @@ are fixed here, so the output is stable and can be compared with reviewed golden
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from argparse import Namespace
@@ -40,6 +41,11 @@ VERSION_AT_TIMESTAMP = 4
 NEXT_RUN_AFTER = 5
 # The window's key ranges a live run would read (check_stream_keys_not_null), as strings.
 KEY_RANGES = (("10", "20"), ("40", "40"))
+# A stream_aggregate's answers: the window's ranges of its first group_by column
+# (_stream_aggregate_key_ranges), and the groups whose extremes it removed, to be read again
+# (stream_aggregate_recomputes_sql), one with a NULL key.
+AGGREGATE_KEY_RANGES = (("ann", "bob"), ("eve", "eve"))
+RECOMPUTED_GROUPS = (("ann", "paid"), ("bob", None))
 STREAM_COLUMNS = ("__change_type", "__commit_version", "__commit_timestamp")
 
 PROFILES = {
@@ -206,24 +212,30 @@ class ModelRender:
 
         keys = self.unique_key()
         materialized = self.config.materialized
-        mode = "overwrite" if first else ("merge" if materialized == "stream_merge" else "append")
+        merged = materialized in ("stream_merge", "stream_aggregate")
+        mode = "overwrite" if first else ("merge" if merged else "append")
         if materialized == "stream_merge":
             write = self.stream_merge_write(stream, compiled, keys, first, statement)
+        elif materialized == "stream_aggregate":
+            write = self.stream_aggregate_write(stream, compiled, first, statement)
         else:
             write = self.table_stream_write(stream, compiled, keys, first, statement)
         steps = list(write)
-        yield from steps[:-1]
+        # The statements before the commit's write, the write, and those after its commit.
+        at = next(index for index, step in enumerate(steps) if step.step == "write")
+        yield from steps[:at]
         if mode != "overwrite":
             yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
-        # A stream_merge target's files are bounded; a table_stream run here is not a compaction run
-        # (_stream_compaction_due: the rendered stream has no logged runs).
-        layout = {"max_rows_per_file": self.settings["max_rows_per_file"]} if materialized == "stream_merge" else {}
+        # A stream_merge's and a stream_aggregate's target files are bounded; a table_stream run here
+        # is not a compaction run (_stream_compaction_due: the rendered stream has no logged runs).
+        layout = {"max_rows_per_file": self.settings["max_rows_per_file"]} if merged else {}
         for sql in self.call("stream_commit_open_sql", self.call("_stream_group", [stream]), layout):
             yield statement("commit_open", sql)
-        yield steps[-1]
+        yield steps[at]
         for sql in self.call("stream_commit_close_sql", layout):
             yield statement("commit_close", sql)
         yield statement("target_marker", self.call("describe_history_sql", self.this, recent_target))
+        yield from steps[at + 1 :]
         row = self.call("offsets_row_sql", stream, 42)
         if first:  # later runs find the log in dbt's relation cache
             yield statement("offsets_append", self.call("offsets_log_create_sql", offsets, row))
@@ -273,11 +285,11 @@ class ModelRender:
         return stream
 
     def compiled_code(self, stream: dict[str, Any]) -> str:
-        """The model's SQL with its stream read rendered by change_rows_sql."""
+        """The model's SQL with its stream read rendered as source_stream() renders it (_stream_read_sql)."""
         package = dict(self.package)
 
         def stream_read(*_: Any) -> str:
-            return str(self.package["change_rows_sql"](stream, self.source, self.source_columns))
+            return str(self.package["_stream_read_sql"](stream, self.source, self.source_columns))
 
         package["source_stream"] = stream_read
         context = {**self.context, "dbt_tablestream": package}
@@ -344,6 +356,65 @@ class ModelRender:
             yield statement("write", self.call("stream_write_sql", self.this, plan["write_sql"], "overwrite", stream))
         else:
             yield statement("write", plan["write_sql"])
+
+    def stream_aggregate_write(
+        self, stream: dict[str, Any], compiled: str, first: bool, statement: Callable[..., Statement]
+    ) -> Iterator[Statement]:
+        """The materialization's statements (stream_aggregate): a first run builds the GROUP BY over
+        the snapshot; a later one caches the window (if its protocol caches), lists the groups to
+        read again, reads the window's key ranges, MERGEs, then frees the cache after the commit."""
+        settings = self.settings
+        group_by = list(settings["group_by"])
+        # What DESCRIBE QUERY answers for the model's output (described_columns): the source's columns.
+        types = {column.name.lower(): column.dtype.lower() for column in self.source_columns}
+        columns = self.call("_aggregate_target_columns", settings["aggregates"], types)
+        group = self.call("_stream_group", [stream])
+        current_sql = compiled if stream["snapshot"] else self.call("_stream_current_rows", compiled)
+        if first:
+            build_sql = self.call("stream_aggregate_build_sql", current_sql, group_by, columns, True)
+            yield statement("write", self.call("stream_write_sql", self.this, build_sql, "overwrite", group))
+            return
+        protocol = settings["protocol"]
+        recompute_all = self.call("_protocol_step", "reapplies_windows", protocol)()
+        cached = None
+        if self.call("_protocol_step", "caches_windows", protocol)():
+            cached = f"__tablestream_window_{self.this.identifier}"
+            for sql in self.call("stream_window_cache_sql", cached, compiled):
+                yield statement("cache_window", sql)
+        rows_sql = compiled if cached is None else f"select * from {self.context['adapter'].quote(cached)}"
+        listing_sql = self.call(
+            "stream_aggregate_recomputes_sql", self.this, rows_sql, group_by, columns, recompute_all, 1000
+        )
+        listed: list[list[str | None]] | None = None
+        condition = None
+        if listing_sql is not None:
+            yield statement("recomputed_groups", listing_sql)
+            listed = [list(group_values) for group_values in RECOMPUTED_GROUPS]
+            condition = self.call("_aggregate_listed_groups_condition", group_by, types, listed)
+        key = group_by[0]
+        spec = self.call(
+            "_stream_key_ranges_spec", [{"name": key, "dtype": types[key.lower()]}], key, settings["merge_key_ranges"]
+        )
+        key_ranges: list[list[str]] = []
+        if spec is not None:
+            rows = f"({rows_sql}) as __tablestream_rows"
+            yield statement("key_ranges", self.call("stream_key_ranges_sql", rows, key, spec["type"], spec["cap"]))
+            key_ranges = self.call("_key_range_literals", json.dumps(AGGREGATE_KEY_RANGES), spec["type"])
+        merge_sql = self.call(
+            "stream_aggregate_merge_sql",
+            self.this,
+            rows_sql,
+            None if listed == [] else current_sql,
+            group_by,
+            columns,
+            recompute_all,
+            condition,
+            key_ranges,
+        )
+        yield statement("write", merge_sql)
+        if cached is not None:
+            for sql in self.call("stream_window_uncache_sql", cached):
+                yield statement("uncache_window", sql)
 
 
 def golden_text(model: str, statements: list[Statement]) -> str:

@@ -26,7 +26,7 @@ def rendered(renderer: SparkRenderer) -> dict[str, list[Statement]]:
 
 def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Statement]]) -> None:
     materializations = {model: statements for model, statements in rendered.items()}
-    assert len(materializations) == 12
+    assert len(materializations) == 13
     steps = {statement.step for statements in rendered.values() for statement in statements}
     assert {
         "source_state",
@@ -43,6 +43,10 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "pause_point",
         "changelog_session",
         "tombstones",
+        "cache_window",
+        "recomputed_groups",
+        "key_ranges",
+        "uncache_window",
     } <= steps
     sql = "\n".join(statement.sql for statements in rendered.values() for statement in statements)
     for fragment in (
@@ -61,6 +65,20 @@ def test_every_stream_configuration_is_rendered(rendered: dict[str, list[Stateme
         "merge into analytics.order_events_current__tablestream_tombstones as target",
         "when not matched by source and target.__tablestream_recorded_at < current_timestamp() - interval 7 days then delete",
         "then `status` end, true) over (partition by `order_id` order by __tablestream_order",
+        # stream_aggregate: built by the GROUP BY in group_by order, then each window's one MERGE
+        # of the signed changes per group, reading the listed groups again from the source.
+        "group by `customer`, `status`\norder by `customer`, `status`",
+        "cache table `__tablestream_window_orders_totals`",
+        "case when __change_type in ('DELETE', 'UPDATE_BEFORE') then -1 else 1 end as __tablestream_sign",
+        "merge into analytics.orders_totals as __tablestream_target",
+        "when matched and __tablestream_target.__tablestream_rows + __tablestream_window.__tablestream_d_rows <= 0"
+        " then delete",
+        "`largest` = greatest(__tablestream_target.`largest`, __tablestream_window.`__tablestream_added_max_amount`)",
+        "/* tablestream:rows */ 'current' = 'current'",
+        "__tablestream_now where (`customer` = cast('ann' as string) and `status` = cast('paid' as string))"
+        " or (`customer` = cast('bob' as string) and `status` is null)",
+        "and ((__tablestream_target.`customer` >= 'ann' and __tablestream_target.`customer` <= 'bob'",
+        "uncache table if exists `__tablestream_window_orders_totals`",
     ):
         assert fragment in sql, fragment
 
@@ -103,8 +121,9 @@ def test_spark_parses_every_statement(rendered: dict[str, list[Statement]], spar
 def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRenderer, spark) -> None:
     """Under the reapply protocol (SQL warehouses): every model's later-run write parses, a
     table_stream appends by an insert-only MERGE within the window's literal versions, a net
-    stream_merge deletes the keys a window inserted and deleted, a history drops what it holds, and
-    compaction is left to a table property instead of settings."""
+    stream_merge deletes the keys a window inserted and deleted, a history drops what it holds, an
+    aggregate reads every group its window touched again, uncached, and compaction is left to a
+    table property instead of settings."""
     parser = spark._jsparkSession.sessionState().sqlParser()
     writes: dict[str, str] = {}
     appends: dict[str, str] = {}
@@ -129,6 +148,13 @@ def test_spark_parses_the_reapply_protocols_writes(reapply_renderer: SparkRender
         in writes["orders_current"]
     )
     assert "__tablestream_applied" in writes["order_history"]
+    # A stream_aggregate lists every group its window touched to read again, and reads its window
+    # as it is: a SQL warehouse has no CACHE TABLE.
+    aggregate = list(reapply_renderer.model("orders_totals").scenario("next_run"))
+    listing = next(s.sql for s in aggregate if s.step == "recomputed_groups")
+    assert "true as __tablestream_recompute" in listing
+    assert not any(s.step in ("cache_window", "uncache_window") for s in aggregate)
+    assert "__tablestream_window_orders_totals" not in writes["orders_totals"]
     # The offsets row goes in only while the log lacks the window, reading the stream's partition.
     assert appends["orders_changes"].startswith("merge into analytics.tablestream_offsets as __tablestream_log")
     assert "on __tablestream_log.stream_name in ('orders_changes__app_orders')" in appends["orders_changes"]
