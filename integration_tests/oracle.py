@@ -160,6 +160,22 @@ class History:
         return [(*row, deleted, current) for versions in self.versions.values() for row, deleted, current in versions]
 
 
+def totals(rows: list[Order]) -> list[tuple[Any, ...]]:
+    """The orders_totals model's GROUP BY (status, order_id % 2) over the source's rows: count(*),
+    count(large_amount) (the amounts of at least 40), sum, avg, min and max of amount."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    for order_id, _, amount, status in rows:
+        groups.setdefault((status, order_id % 2), []).append(amount)
+    grouped: list[tuple[Any, ...]] = []
+    for (status, parity), amounts in groups.items():
+        large = [amount for amount in amounts if amount >= 40]
+        total = sum(amounts)
+        grouped.append(
+            (status, parity, len(amounts), len(large), total, total / len(amounts), min(amounts), max(amounts))
+        )
+    return grouped
+
+
 def net(commits: list[list[tuple[tuple[Any, ...], str]]], key: Any) -> dict[Any, Any]:
     """Per key touched in the window: its row at the window's end, or None if it is gone."""
     touched: dict[Any, Any] = {}
@@ -204,6 +220,7 @@ def main() -> None:
             "accounts_current",
             "order_events_current",
             "orders_history",
+            "orders_totals",
         )
     }
     soft: dict[int, tuple[Any, ...]] = {}
@@ -261,6 +278,8 @@ def main() -> None:
         tables["accounts_current"] += [(step, *row) for row in accounts.values()]
         tables["order_events_current"] += [(step, *row) for row in events_current(step)]
         tables["orders_history"] += [(step, *row) for row in history_table.rows()]
+        # A stream_aggregate equals its GROUP BY over the source as of the window's end.
+        tables["orders_totals"] += [(step, *row) for row in totals(list(orders.rows.values()))]
     for name in logs:
         write(name, [*order_columns, "__change_type"], tables[name])
     write("orders_current", order_columns, tables["orders_current"])
@@ -272,6 +291,11 @@ def main() -> None:
     write("landing_file_events", ["folder", "__change_type"], file_events)
     write("order_events_current", ["order_id", "lsn", "amount", "status"], tables["order_events_current"])
     write("orders_history", [*order_columns, "dbt_is_deleted", "is_current"], tables["orders_history"])
+    write(
+        "orders_totals",
+        ["status", "parity", "orders", "large_orders", "revenue", "mean_amount", "smallest", "largest"],
+        tables["orders_totals"],
+    )
 
 
 if __name__ == "__main__":

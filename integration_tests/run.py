@@ -27,6 +27,7 @@ from dbt.cli.main import dbtRunner
 PROJECT = Path(__file__).resolve().parent
 STEPS = 5
 STEP_NODES = "resource_type:model resource_type:test"
+STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge", "stream_aggregate")
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ class Suite:
         results = [] if built.result is None else list(built.result)
         failed = [r for r in results if str(r.status) in ("error", "fail")]
         models = sum(1 for r in results if r.node.resource_type == "model")
-        streams = sum(1 for r in results if r.node.config.materialized in ("table_stream", "stream_merge"))
+        streams = sum(1 for r in results if r.node.config.materialized in STREAM_MATERIALIZATIONS)
         tests = len(results) - models
         self.say(f"step {step}: {models} models built ({streams} stream models), {tests} tests, {len(failed)} failed")
         if built.result is None:

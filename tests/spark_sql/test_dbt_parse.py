@@ -1,6 +1,6 @@
 """`dbt parse` of the example project on the cluster engine's adapters: `type: spark` (dbt-spark,
 installed with this package) and `type: databricks`. Both must resolve the package's
-`table_stream` and `stream_merge` materializations and its spark__ engine macros.
+`table_stream`, `stream_merge` and `stream_aggregate` materializations and its spark__ engine macros.
 
 The Databricks side is a cluster user's install, in a virtualenv of its own: this package's light
 install (no `local` extra: no pyspark, delta-spark or dbt-spark session) beside the newest
@@ -44,6 +44,8 @@ LIGHT_INSTALL_FILES = (
     "dbt/adapters/tablestream/__init__.py",
 )
 STREAM_MODELS = {"orders_changes": "table_stream", "orders_current": "stream_merge"}
+# The package's stream materializations: each must resolve to the package on both adapters.
+MATERIALIZATIONS = ("table_stream", "stream_merge", "stream_aggregate")
 # Every macro the package dispatches to a spark__ implementation (docs/architecture.md,
 # "Dispatch"): each must resolve to it on dbt-spark and on dbt-databricks.
 _MACRO_SOURCES = "".join(path.read_text() for path in (PACKAGE_ROOT / "macros").rglob("*.sql"))
@@ -71,7 +73,7 @@ print(json.dumps({
     "materialized": {n.name: n.config.materialized for n in manifest.nodes.values() if n.resource_type == "model"},
     "materializations": {
         name: getattr(manifest.find_materialization_macro_by_name(project_name, name, adapter_type), "package_name", None)
-        for name in ("table_stream", "stream_merge")
+        for name in sys.argv[4:]
     },
     "macros": macros,
 }))
@@ -92,7 +94,7 @@ def example_copy(tmp_path: Path, adapter_type: str) -> Path:
 def check_resolution(resolved: dict) -> None:
     for model, materialization in STREAM_MODELS.items():
         assert resolved["materialized"][model] == materialization
-    assert resolved["materializations"] == {"table_stream": "dbt_tablestream", "stream_merge": "dbt_tablestream"}
+    assert resolved["materializations"] == dict.fromkeys(MATERIALIZATIONS, "dbt_tablestream")
     for name in ENGINE_MACROS:
         assert resolved["macros"].get(f"spark__{name}") == "dbt_tablestream", name
 
@@ -111,7 +113,7 @@ def parse_on_spark(project: Path, project_name: str) -> dict:
             name: getattr(
                 manifest.find_materialization_macro_by_name(project_name, name, "spark"), "package_name", None
             )
-            for name in ("table_stream", "stream_merge")
+            for name in MATERIALIZATIONS
         },
         "macros": {m.name: m.package_name for m in manifest.macros.values()},
     }
@@ -166,7 +168,9 @@ def in_databricks_venv(*command: str, cwd: Path | None = None) -> subprocess.Com
 
 def parse_on_databricks(project: Path, project_name: str) -> dict:
     """What `dbt parse` of `project` resolves on dbt-databricks (RESOLVE_SCRIPT's output)."""
-    completed = in_databricks_venv("python", "-c", RESOLVE_SCRIPT, str(project), "databricks", project_name)
+    completed = in_databricks_venv(
+        "python", "-c", RESOLVE_SCRIPT, str(project), "databricks", project_name, *MATERIALIZATIONS
+    )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return {**json.loads(completed.stdout.strip().splitlines()[-1]), "log": completed.stdout}
 

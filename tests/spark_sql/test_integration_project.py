@@ -13,13 +13,12 @@ from dbt.cli.main import dbtRunner
 
 from tests.functional.test_integration_project import copy_suite
 from tests.spark_sql.render import PACKAGE_ROOT, PROFILES
-from tests.spark_sql.test_dbt_parse import parse_on_databricks, parse_on_spark
+from tests.spark_sql.test_dbt_parse import MATERIALIZATIONS, parse_on_databricks, parse_on_spark
 
 pytestmark = pytest.mark.spark_sql
 
 SUITE = PACKAGE_ROOT / "integration_tests"
 PROJECT_NAME = "dbt_tablestream_integration_tests"
-STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge")
 # The statements a step may send: data changes and the DDL that makes or turns the sources.
 STEP_VERBS = (
     "create schema",
@@ -41,10 +40,10 @@ def suite_copy(tmp_path: Path, profile: dict[str, object] | str) -> Path:
 
 
 def check_stream_models(resolved: dict) -> None:
-    streams = {name for name, kind in resolved["materialized"].items() if kind in STREAM_MATERIALIZATIONS}
+    streams = {name for name, kind in resolved["materialized"].items() if kind in MATERIALIZATIONS}
     assert len(streams) >= 8, streams
-    assert {"refuse_feed_off", "refuse_recreated", "orders_history", "order_events_current"} <= streams
-    assert resolved["materializations"] == dict.fromkeys(STREAM_MATERIALIZATIONS, "dbt_tablestream")
+    assert {"refuse_feed_off", "refuse_recreated", "orders_history", "order_events_current", "orders_totals"} <= streams
+    assert resolved["materializations"] == dict.fromkeys(MATERIALIZATIONS, "dbt_tablestream")
 
 
 def test_dbt_parse_integration_tests_on_spark(tmp_path: Path) -> None:
