@@ -4,7 +4,7 @@ The PySpark stream API builds its SQL with these, so a rule of the stream protoc
 contract, the window check, the marker, the offsets row) stays written once, in the package's
 macros (docs/architecture.md). Only pure macros are called here, by their public (dispatched)
 names: SQL builders and checks that are handed what they read. Their dbt context is small:
-`return`, `adapter.quote` and `adapter.dispatch`, `tojson` / `fromjson`, `exceptions`, `modules`,
+`return`, `adapter.dispatch`, `tojson` / `fromjson`, `exceptions`, `modules`,
 `invocation_id` and the package's own namespace.
 """
 
@@ -32,6 +32,7 @@ MACRO_FILES = (
     "streams/source_history.sql",
     "streams/window_relation.sql",
     "streams/remedies.sql",
+    "delta/quoting.sql",
     "offsets/offsets_log.sql",
     "offsets/append_offsets_row.sql",
     "offsets/target_marker.sql",
@@ -63,15 +64,12 @@ def _raise_compiler_error(message: str) -> None:
 
 
 class _Adapter:
-    """The part of dbt's `adapter` the pure macros use: quoting, and dispatch to the Spark
-    implementation (`spark__<name>`), which is what dbt picks on every engine the package runs on."""
+    """The part of dbt's `adapter` the pure macros use: dispatch to the Spark implementation
+    (`spark__<name>`), which is what dbt picks on every engine the package runs on. They quote
+    names with the package's own `_sql_identifier`, not `adapter.quote`."""
 
     def __init__(self, invocation_id: str) -> None:
         self.invocation_id = invocation_id
-
-    @staticmethod
-    def quote(identifier: str) -> str:
-        return f"`{identifier}`"
 
     def dispatch(self, name: str, namespace: str = "dbt_tablestream") -> Callable[..., Any]:
         return macro(f"spark__{name}", self.invocation_id)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dbt_tablestream._documents import StreamMode
 from dbt_tablestream._macros import render
+from dbt_tablestream._offsets import OFFSETS_TABLE
 from dbt_tablestream.exceptions import StreamError
 
 if TYPE_CHECKING:
@@ -122,9 +123,11 @@ class TableStream:
         self.name = name
         # The catalog, when named, stays in every name the stream records (Unity Catalog's three parts).
         self.source = ".".join(parts)
-        self.relation = ".".join(f"`{part}`" for part in parts)
+        self.relation = ".".join(render("_sql_identifier", part) for part in parts)
         self.offsets_schema = offsets_schema.lower()
-        self.offsets_relation = f"`{self.offsets_schema}`.`tablestream_offsets`"
+        self.offsets_relation = ".".join(
+            render("_sql_identifier", part) for part in (self.offsets_schema, OFFSETS_TABLE)
+        )
         self.settings: dict[str, Any] = settings
         self.mode: StreamMode = settings["stream_mode"]
         self.start_at: str | Mapping[str, int] = settings["start_at"]
@@ -165,7 +168,7 @@ class TableStream:
         return state
 
     def _logged(self) -> dict[str, Any] | None:
-        if not self.spark.catalog.tableExists(f"{self.offsets_schema}.tablestream_offsets"):
+        if not self.spark.catalog.tableExists(f"{self.offsets_schema}.{OFFSETS_TABLE}"):
             return None
         rows = self.spark.sql(render("read_stream_offset_sql", self.offsets_relation, self.name)).collect()
         return rows[0].asDict() if rows else None
@@ -198,7 +201,7 @@ class TableStream:
             "rows_written": rows,
         }
         row_sql = render("offsets_values_sql", values, invocation_id=f"pyspark-{uuid.uuid4()}")
-        self.spark.sql(f"create schema if not exists `{self.offsets_schema}`")
+        self.spark.sql(f"create schema if not exists {render('_sql_identifier', self.offsets_schema)}")
         self.spark.sql(render("offsets_log_create_sql", self.offsets_relation, row_sql))
         # Named columns: the log may have gained dbt runs' `note` column (_offsets_columns).
         columns = render("_offsets_columns")
@@ -208,7 +211,7 @@ class TableStream:
         """This stream's newest marker on its target (_find_marker), from commitInfo.userMetadata."""
         if self.target is None or not self.spark.catalog.tableExists(self.target):
             return None
-        history = [row.asDict() for row in self.spark.sql(f"describe history {self.target} limit 50").collect()]
+        history = [row.asDict() for row in self.spark.sql(render("describe_history_sql", self.target, 50)).collect()]
         marker: dict[str, Any] | None = render("_find_marker", history, self.name)
         return marker
 
@@ -312,7 +315,7 @@ class TableStream:
         """One INSERT (or the CREATE of a new table) carrying the stream's marker, set and reset with
         the statements the materializations use: Delta skips it when a previous consume already
         recorded this window for the stream's app id."""
-        relation = f"`{schema}`.`{name}`"
+        relation = ".".join(render("_sql_identifier", part) for part in (schema, name))
         exists = self.spark.catalog.tableExists(f"{schema}.{name}")
         if exists and columns is None:
             columns = self.spark.table(f"{schema}.{name}").columns
@@ -330,7 +333,7 @@ class TableStream:
                     + ". Nothing was written and the stream did not move. Append to a new table, or pass the "
                     "columns to write with append_to(..., columns=[...])."
                 )
-        select = ", ".join(f"`{column}`" for column in columns) if columns else "*"
+        select = ", ".join(render("_sql_identifier", column) for column in columns) if columns else "*"
         sql = f"select {select} from ({window.sql}) as __tablestream_window"
         stream = render("_stream_group", [window.window])
         invocation_id = f"pyspark-{uuid.uuid4()}"

@@ -9,10 +9,12 @@ retried flush whose first attempt did commit is recognised and not written twice
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 
+from dbt_tablestream._macros import render
 from dbt_tablestream.exceptions import IngestError
 from dbt_tablestream.ingest._options import RetryStatus
 
@@ -49,6 +51,11 @@ class Target(Protocol):
     def retry_status(self, error: BaseException) -> RetryStatus | None: ...
 
 
+def quoted(name: str) -> str:
+    """A name in Spark SQL, quoted as the package's macros quote one (docs/architecture.md, "Quoting")."""
+    return str(render("_sql_identifier", name))
+
+
 def missing_table(display: str, where: str) -> IngestError:
     return IngestError(
         f"No table {display} {where}. Create it first (a dbt model or seed, CREATE TABLE, or "
@@ -65,7 +72,7 @@ class SparkTarget:
 
     def __init__(self, spark: SparkSession, schema: str, table: str) -> None:
         self.display = f"{schema}.{table}"
-        self.relation = f"`{schema}`.`{table}`"
+        self.relation = f"{quoted(schema)}.{quoted(table)}"
         if not spark.catalog.tableExists(f"{schema}.{table}"):
             raise missing_table(self.display, "in the Spark catalog")
         # The txn settings hold for every statement of a session until unset. On a session of the
@@ -106,13 +113,14 @@ class SparkTarget:
         ]
         return StructType(fields)
 
-    def _commit(self, rows: pa.Table, statement: str, writer_id: str, sequence: int) -> None:
+    def _commit(self, rows: pa.Table, statement: Callable[[str], str], writer_id: str, sequence: int) -> None:
+        """Runs ``statement(view)`` over the rows as the temporary view ``view``."""
         view = f"__tablestream_ingest_{uuid.uuid4().hex}"
         self.spark.createDataFrame(rows, schema=self._frame_schema(rows)).createOrReplaceTempView(view)
         try:
             self.spark.conf.set(TXN_APP_ID, writer_id)
             self.spark.conf.set(TXN_VERSION, str(sequence))
-            self.spark.sql(statement.format(source=view))
+            self.spark.sql(statement(view))
         finally:
             # Delta does not reset them after a write: left set, the next statement on this
             # session would carry this flush's version and be skipped as a repeat.
@@ -121,24 +129,32 @@ class SparkTarget:
             self.spark.catalog.dropTempView(view)
 
     def append(self, rows: pa.Table, writer_id: str, sequence: int) -> None:
-        columns = ", ".join(f"`{name}`" for name in rows.column_names)
+        columns = ", ".join(quoted(name) for name in rows.column_names)
         self._commit(
-            rows, f"INSERT INTO {self.relation} ({columns}) SELECT {columns} FROM {{source}}", writer_id, sequence
+            rows,
+            lambda view: f"INSERT INTO {self.relation} ({columns}) SELECT {columns} FROM {view}",
+            writer_id,
+            sequence,
         )
 
     def apply_changes(self, rows: pa.Table, keys: list[str], writer_id: str, sequence: int) -> None:
         columns = [name for name in rows.column_names if name != CHANGE_OPERATION]
-        on = " AND ".join(f"t.`{key}` = s.`{key}`" for key in keys)
-        updates = ", ".join(f"t.`{name}` = s.`{name}`" for name in columns)
-        names = ", ".join(f"`{name}`" for name in columns)
-        values = ", ".join(f"s.`{name}`" for name in columns)
-        statement = (
-            f"MERGE INTO {self.relation} AS t USING {{source}} AS s ON {on} "
-            f"WHEN MATCHED AND s.`{CHANGE_OPERATION}` = '{DELETE}' THEN DELETE "
-            f"WHEN MATCHED THEN UPDATE SET {updates} "
-            f"WHEN NOT MATCHED AND s.`{CHANGE_OPERATION}` = '{UPSERT}' THEN INSERT ({names}) VALUES ({values})"
+        on = " AND ".join(f"t.{quoted(key)} = s.{quoted(key)}" for key in keys)
+        updates = ", ".join(f"t.{quoted(name)} = s.{quoted(name)}" for name in columns)
+        names = ", ".join(quoted(name) for name in columns)
+        values = ", ".join(f"s.{quoted(name)}" for name in columns)
+        operation = f"s.{quoted(CHANGE_OPERATION)}"
+        self._commit(
+            rows,
+            lambda view: (
+                f"MERGE INTO {self.relation} AS t USING {view} AS s ON {on} "
+                f"WHEN MATCHED AND {operation} = {render('_sql_string', DELETE)} THEN DELETE "
+                f"WHEN MATCHED THEN UPDATE SET {updates} "
+                f"WHEN NOT MATCHED AND {operation} = {render('_sql_string', UPSERT)} THEN INSERT ({names}) VALUES ({values})"
+            ),
+            writer_id,
+            sequence,
         )
-        self._commit(rows, statement, writer_id, sequence)
 
     def retry_status(self, error: BaseException) -> RetryStatus | None:
         text = f"{type(error).__name__}: {error}"

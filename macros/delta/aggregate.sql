@@ -16,18 +16,18 @@
 {% macro _aggregate_target_columns(aggregates, types) %}
   {%- set columns = [] -%}
   {%- for aggregate in aggregates -%}
-    {%- set argument = '*' if aggregate.column is none else adapter.quote(aggregate.column) -%}
+    {%- set argument = '*' if aggregate.column is none else dbt_tablestream._sql_identifier(aggregate.column) -%}
     {%- do columns.append(dict(aggregate, aggregate=aggregate.function ~ '(' ~ argument ~ ')',
                                type=types.get((aggregate.column or '') | lower))) -%}
   {%- endfor -%}
   {%- do columns.append({'name': '__tablestream_rows', 'function': 'count', 'column': none, 'aggregate': 'count(*)', 'type': none}) -%}
   {%- for column in dbt_tablestream._aggregated_columns(aggregates, ['sum', 'avg']) -%}
     {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('count', column), 'function': 'count', 'column': column,
-                           'aggregate': 'count(' ~ adapter.quote(column) ~ ')', 'type': none}) -%}
+                           'aggregate': 'count(' ~ dbt_tablestream._sql_identifier(column) ~ ')', 'type': none}) -%}
   {%- endfor -%}
   {%- for column in dbt_tablestream._aggregated_columns(aggregates, ['avg']) -%}
     {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('sum', column), 'function': 'sum', 'column': column,
-                           'aggregate': 'sum(' ~ adapter.quote(column) ~ ')', 'type': none}) -%}
+                           'aggregate': 'sum(' ~ dbt_tablestream._sql_identifier(column) ~ ')', 'type': none}) -%}
   {%- endfor -%}
   {{ return(columns) }}
 {% endmacro %}
@@ -59,8 +59,8 @@
      The view is replaced, not created: a run that failed before stream_window_uncache_sql left
      its view in the session. --#}
 {% macro spark__stream_window_cache_sql(name, rows_sql) %}
-  {{ return(['create or replace temporary view ' ~ adapter.quote(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached',
-             'cache table ' ~ adapter.quote(name)]) }}
+  {{ return(['create or replace temporary view ' ~ dbt_tablestream._sql_identifier(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached',
+             'cache table ' ~ dbt_tablestream._sql_identifier(name)]) }}
 {% endmacro %}
 
 
@@ -71,7 +71,8 @@
 
 {#-- The statements that free what stream_window_cache_sql cached. --#}
 {% macro spark__stream_window_uncache_sql(name) %}
-  {{ return(['uncache table if exists ' ~ adapter.quote(name), 'drop view if exists ' ~ adapter.quote(name)]) }}
+  {%- set quoted = dbt_tablestream._sql_identifier(name) -%}
+  {{ return(['uncache table if exists ' ~ quoted, 'drop view if exists ' ~ quoted]) }}
 {% endmacro %}
 
 
@@ -87,7 +88,7 @@
 {% macro spark__stream_aggregate_build_sql(rows_sql, group_by, columns, ordered=false) %}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set selected = [] -%}
-  {%- for column in columns -%}{%- do selected.append(column.aggregate ~ ' as ' ~ adapter.quote(column.name)) -%}{%- endfor -%}
+  {%- for column in columns -%}{%- do selected.append(column.aggregate ~ ' as ' ~ dbt_tablestream._sql_identifier(column.name)) -%}{%- endfor -%}
   {{ return('select ' ~ groups ~ ', ' ~ selected | join(', ') ~ '\nfrom (' ~ rows_sql ~ ') as __tablestream_rows_read\ngroup by ' ~ groups
             ~ ('\norder by ' ~ groups if ordered else '')) }}
 {% endmacro %}
@@ -106,7 +107,9 @@
 {% macro spark__stream_aggregate_recomputes_sql(target, rows_sql, group_by, columns, recompute_all, cap) %}
   {%- if not recompute_all and not columns | selectattr('function', 'in', ['min', 'max']) | list -%}{{ return(none) }}{%- endif -%}
   {%- set values = [] -%}
-  {%- for column in group_by -%}{%- do values.append('cast(' ~ adapter.quote(column) ~ ' as string)') -%}{%- endfor -%}
+  {%- for column in group_by -%}
+    {%- do values.append('cast(' ~ dbt_tablestream._sql_identifier(column) ~ ' as string)') -%}
+  {%- endfor -%}
   {#-- One JSON value: dbt would read '007' in a column of strings as the number 7. --#}
   {{ return('with ' ~ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all)
             ~ '\nselect to_json(collect_list(array(' ~ values | join(', ') ~ '))) from (select * from __tablestream_flagged where __tablestream_recompute limit '
@@ -138,15 +141,15 @@
 {% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none, key_ranges=[]) %}
   {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
   {%- if key_ranges -%}
-    {%- set first = '__tablestream_target.' ~ adapter.quote(group_by[0]) -%}
+    {%- set first = '__tablestream_target.' ~ dbt_tablestream._sql_identifier(group_by[0]) -%}
     {%- set same_group = same_group ~ '\n  and (' ~ dbt_tablestream._key_ranges_condition(first, key_ranges) ~ '\n    or ' ~ first ~ ' is null)' -%}
   {%- endif -%}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set window_groups = [] -%}
-  {%- for column in group_by -%}{%- do window_groups.append('__tablestream_window.' ~ adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in group_by -%}{%- do window_groups.append('__tablestream_window.' ~ dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
   {%- set recomputed = [] -%}
   {%- for column in columns -%}
-    {%- do recomputed.append('__tablestream_current.' ~ adapter.quote(column.name) ~ ' as ' ~ adapter.quote('__tablestream_r_' ~ column.name)) -%}
+    {%- do recomputed.append('__tablestream_current.' ~ dbt_tablestream._sql_identifier(column.name) ~ ' as ' ~ dbt_tablestream._sql_identifier('__tablestream_r_' ~ column.name)) -%}
   {%- endfor -%}
   {#-- Without groups to read again the read is of no rows, which Spark plans as none. --#}
   {%- set current_rows = 'select * from (' ~ rows_sql ~ ') as __tablestream_none where false' if current_sql is none
@@ -202,7 +205,7 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set sums = {'__tablestream_d_rows': 'sum(__tablestream_sign)'} -%}
   {%- for column in columns if column.column is not none -%}
-    {%- set quoted = adapter.quote(column.column) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column.column) -%}
     {%- if column.function in ['count', 'sum', 'avg'] -%}
       {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_count', column.column): 'sum(case when ' ~ quoted ~ ' is not null then __tablestream_sign else 0 end)'}) -%}
     {%- endif -%}
@@ -215,14 +218,14 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
     {%- do sums.update({'__tablestream_listed_group': 'coalesce(' ~ recompute ~ ', false)'}) -%}
   {%- endif -%}
   {%- set selected = [] -%}
-  {%- for name, aggregate in sums.items() -%}{%- do selected.append(aggregate ~ ' as ' ~ adapter.quote(name)) -%}{%- endfor -%}
+  {%- for name, aggregate in sums.items() -%}{%- do selected.append(aggregate ~ ' as ' ~ dbt_tablestream._sql_identifier(name)) -%}{%- endfor -%}
   {%- set extreme_columns = dbt_tablestream._aggregated_columns(columns, ['min', 'max']) -%}
   {%- set extremes = [] -%}
   {%- for column in columns if column.function in ['min', 'max'] -%}
     {%- set values = '__tablestream_values_' ~ extreme_columns.index(column.column) ~ '.' -%}
-    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.' ~ adapter.quote(column.name) ~ ', '
-                   ~ values ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) ~ ')' -%}
-    {%- set removed = values ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
+    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.' ~ dbt_tablestream._sql_identifier(column.name) ~ ', '
+                   ~ values ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) ~ ')' -%}
+    {%- set removed = values ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
     {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
   {%- endfor -%}
   {%- set reads_target = recompute is sameas false and extremes | length > 0 -%}
@@ -242,14 +245,14 @@ __tablestream_deltas as (
 __tablestream_values_{{ loop.index0 }} as (
   select {{ groups }},
     {%- for function in ['min', 'max'] %}
-    {{ function }}(case when __tablestream_net > 0 then __tablestream_value end) as {{ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ function, column)) }},
-    {{ function }}(case when __tablestream_net < 0 then __tablestream_value end) as {{ adapter.quote(dbt_tablestream._aggregate_hidden_name('removed_' ~ function, column)) }}{{ ',' if loop.first }}
+    {{ function }}(case when __tablestream_net > 0 then __tablestream_value end) as {{ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('added_' ~ function, column)) }},
+    {{ function }}(case when __tablestream_net < 0 then __tablestream_value end) as {{ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('removed_' ~ function, column)) }}{{ ',' if loop.first }}
     {%- endfor %}
   from (
-    select {{ groups }}, {{ adapter.quote(column) }} as __tablestream_value, sum(__tablestream_sign) as __tablestream_net
+    select {{ groups }}, {{ dbt_tablestream._sql_identifier(column) }} as __tablestream_value, sum(__tablestream_sign) as __tablestream_net
     from __tablestream_signed
-    where {{ adapter.quote(column) }} is not null
-    group by {{ groups }}, {{ adapter.quote(column) }}
+    where {{ dbt_tablestream._sql_identifier(column) }} is not null
+    group by {{ groups }}, {{ dbt_tablestream._sql_identifier(column) }}
   ) as __tablestream_net_values
   group by {{ groups }}
 ),
@@ -260,7 +263,7 @@ __tablestream_flagged as (
     {%- set index = loop.index0 %}
     {%- for function in ['min', 'max'] %}
     {%- for side in ['added_', 'removed_'] %}
-    __tablestream_values_{{ index }}.{{ adapter.quote(dbt_tablestream._aggregate_hidden_name(side ~ function, column)) }},
+    __tablestream_values_{{ index }}.{{ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name(side ~ function, column)) }},
     {%- endfor %}
     {%- endfor %}
     {%- endfor %}
@@ -294,7 +297,7 @@ __tablestream_flagged as (
     {%- set parts = [] -%}
     {%- for column in group_by -%}
       {%- set value = values[loop.index0] -%}
-      {%- do parts.append(adapter.quote(column) ~ (' is null' if value is none else ' = cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[column | lower] ~ ')')) -%}
+      {%- do parts.append(dbt_tablestream._sql_identifier(column) ~ (' is null' if value is none else ' = cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[column | lower] ~ ')')) -%}
     {%- endfor -%}
     {%- do conditions.append('(' ~ parts | join(' and ') ~ ')') -%}
   {%- endfor -%}
@@ -306,7 +309,8 @@ __tablestream_flagged as (
 {% macro _aggregate_same_group(group_by, left, right) %}
   {%- set conditions = [] -%}
   {%- for column in group_by -%}
-    {%- do conditions.append(left ~ '.' ~ adapter.quote(column) ~ ' <=> ' ~ right ~ '.' ~ adapter.quote(column)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
+    {%- do conditions.append(left ~ '.' ~ quoted ~ ' <=> ' ~ right ~ '.' ~ quoted) -%}
   {%- endfor -%}
   {{ return(conditions | join(' and ')) }}
 {% endmacro %}
@@ -317,7 +321,7 @@ __tablestream_flagged as (
   {%- set values = dbt_tablestream._aggregate_values(columns, source) -%}
   {%- set assignments = [] -%}
   {%- for column in columns -%}
-    {%- do assignments.append(adapter.quote(column.name) ~ ' = ' ~ values[loop.index0]) -%}
+    {%- do assignments.append(dbt_tablestream._sql_identifier(column.name) ~ ' = ' ~ values[loop.index0]) -%}
   {%- endfor -%}
   {{ return(assignments) }}
 {% endmacro %}
@@ -330,24 +334,24 @@ __tablestream_flagged as (
   {%- set window = '__tablestream_window.' -%}
   {%- if source == 'recomputed' -%}
     {%- set values = [] -%}
-    {%- for column in columns -%}{%- do values.append(window ~ adapter.quote('__tablestream_r_' ~ column.name)) -%}{%- endfor -%}
+    {%- for column in columns -%}{%- do values.append(window ~ dbt_tablestream._sql_identifier('__tablestream_r_' ~ column.name)) -%}{%- endfor -%}
     {{ return(values) }}
   {%- endif -%}
   {%- set old = '__tablestream_target.' if source == 'added' else none -%}
   {%- set values = [] -%}
   {%- for column in columns -%}
-    {%- set kept = old ~ adapter.quote(column.name) if old else none -%}
+    {%- set kept = old ~ dbt_tablestream._sql_identifier(column.name) if old else none -%}
     {%- if column.function == 'count' -%}
-      {%- set delta = window ~ ('__tablestream_d_rows' if column.column is none else adapter.quote(dbt_tablestream._aggregate_hidden_name('d_count', column.column))) -%}
+      {%- set delta = window ~ ('__tablestream_d_rows' if column.column is none else dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('d_count', column.column))) -%}
       {%- do values.append(kept ~ ' + ' ~ delta if kept else delta) -%}
     {%- elif column.function == 'sum' -%}
       {%- do values.append(dbt_tablestream._aggregate_sum_value(kept, column.column, old)) -%}
     {%- elif column.function == 'avg' -%}
       {%- set count = dbt_tablestream._aggregate_count_value(column.column, old) -%}
-      {%- set total = dbt_tablestream._aggregate_sum_value(old ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('sum', column.column)) if old else none, column.column, old) -%}
+      {%- set total = dbt_tablestream._aggregate_sum_value(old ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('sum', column.column)) if old else none, column.column, old) -%}
       {%- do values.append(dbt_tablestream._aggregate_average_sql(total, count, column.type)) -%}
     {%- else -%}
-      {%- set added = window ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) -%}
+      {%- set added = window ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) -%}
       {%- do values.append(('least' if column.function == 'min' else 'greatest') ~ '(' ~ kept ~ ', ' ~ added ~ ')' if kept else added) -%}
     {%- endif -%}
   {%- endfor -%}
@@ -357,15 +361,17 @@ __tablestream_flagged as (
 
 {#-- A column's non-NULL values after the window. --#}
 {% macro _aggregate_count_value(column, old) %}
-  {%- set delta = '__tablestream_window.' ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('d_count', column)) -%}
-  {{ return('(' ~ old ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('count', column)) ~ ' + ' ~ delta ~ ')' if old else delta) }}
+  {%- set delta = '__tablestream_window.'
+                 ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('d_count', column)) -%}
+  {{ return('(' ~ old ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('count', column)) ~ ' + ' ~ delta ~ ')' if old else delta) }}
 {% endmacro %}
 
 
 {#-- A sum after the window: NULL when no value is left, as SQL's sum over only NULLs. `kept`: the
      target's sum, none for a new group. --#}
 {% macro _aggregate_sum_value(kept, column, old) %}
-  {%- set delta = '__tablestream_window.' ~ adapter.quote(dbt_tablestream._aggregate_hidden_name('d_sum', column)) -%}
+  {%- set delta = '__tablestream_window.'
+                 ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('d_sum', column)) -%}
   {{ return('case when ' ~ dbt_tablestream._aggregate_count_value(column, old) ~ ' = 0 then null else '
             ~ ('coalesce(' ~ kept ~ ', 0) + coalesce(' ~ delta ~ ', 0)' if kept else delta) ~ ' end') }}
 {% endmacro %}

@@ -63,16 +63,17 @@
 
 {#-- Delta's idempotent-write settings, [key, value] pairs, which every marked write makes: a
      SetTransaction (app id = stream id, version = the window's end) and commitInfo.userMetadata
-     carrying the marker, backquoted so no character of it ends the statement. Without a stream,
-     the keys with no value. --#}
+     carrying the marker, the app id and the marker backquoted (_sql_identifier) so no character
+     of a stream's name ends the statement. Without a stream, the keys with no value. --#}
 {% macro _stream_marker_settings(stream=none) %}
   {%- if stream is none -%}
     {{ return([['spark.databricks.delta.write.txnAppId', none], ['spark.databricks.delta.write.txnVersion', none],
                ['spark.databricks.delta.commitInfo.userMetadata', none]]) }}
   {%- endif -%}
-  {%- set metadata = tojson(dbt_tablestream._stream_marker_metadata(stream)) | replace('`', '``') -%}
-  {{ return([['spark.databricks.delta.write.txnAppId', stream.stream_id], ['spark.databricks.delta.write.txnVersion', stream.through],
-             ['spark.databricks.delta.commitInfo.userMetadata', '`' ~ metadata ~ '`']]) }}
+  {%- set metadata = tojson(dbt_tablestream._stream_marker_metadata(stream)) -%}
+  {{ return([['spark.databricks.delta.write.txnAppId', dbt_tablestream._sql_identifier(stream.stream_id)],
+             ['spark.databricks.delta.write.txnVersion', stream.through],
+             ['spark.databricks.delta.commitInfo.userMetadata', dbt_tablestream._sql_identifier(metadata)]]) }}
 {% endmacro %}
 
 

@@ -117,7 +117,7 @@
 {#-- Data files of the source read by their path, as Parquet: `path` is relative to the table's
      location, one file's or a glob of names in one directory (`<directory>/{a,b}`). --#}
 {% macro _delta_log_file_relation(source_files, path) %}
-  {{ return('parquet.`' ~ source_files.location.rstrip('/') ~ '/' ~ path ~ '`') }}
+  {{ return('parquet.' ~ dbt_tablestream._sql_identifier(source_files.location.rstrip('/') ~ '/' ~ path)) }}
 {% endmacro %}
 
 
@@ -141,11 +141,12 @@
     {%- if name in partition_columns -%}
       {%- set value = 'null' if values.get(name) is none else dbt_tablestream._sql_string(values[name]) -%}
     {%- elif name in present -%}
-      {%- set value = adapter.quote(column.name) -%}
+      {%- set value = dbt_tablestream._sql_identifier(column.name) -%}
     {%- else -%}
       {%- set value = 'null' -%}
     {%- endif -%}
-    {%- do selected.append('cast(' ~ value ~ ' as ' ~ column.dtype ~ ') as ' ~ adapter.quote(column.name)) -%}
+    {%- do selected.append('cast(' ~ value ~ ' as ' ~ column.dtype ~ ') as '
+                           ~ dbt_tablestream._sql_identifier(column.name)) -%}
   {%- endfor -%}
   {{ return(selected | join(', ')) }}
 {% endmacro %}
@@ -174,7 +175,7 @@
     {%- for file in files -%}
       {%- set terms = [] -%}
       {%- for name, value in file.partition.items() if name | lower in types -%}
-        {%- do terms.append(adapter.quote(name) ~ (' is null' if value is none else ' <=> cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
+        {%- do terms.append(dbt_tablestream._sql_identifier(name) ~ (' is null' if value is none else ' <=> cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
       {%- endfor -%}
       {%- do partitions.append('(' ~ (terms | join(' and ') if terms else 'true') ~ ')') -%}
     {%- endfor -%}
@@ -198,7 +199,7 @@
       {%- if bounds | length == 2 and modules.re.fullmatch(pattern, bounds[0]) and modules.re.fullmatch(pattern, bounds[1]) -%}
         {%- set quote = "date'" if types[name] == 'date' else '' -%}
         {%- set end = "'" if types[name] == 'date' else '' -%}
-        {%- do terms.append('(' ~ adapter.quote(name) ~ ' between ' ~ quote ~ bounds[0] ~ end ~ ' and ' ~ quote ~ bounds[1] ~ end ~ ' or ' ~ adapter.quote(name) ~ ' is null)') -%}
+        {%- do terms.append('(' ~ dbt_tablestream._sql_identifier(name) ~ ' between ' ~ quote ~ bounds[0] ~ end ~ ' and ' ~ quote ~ bounds[1] ~ end ~ ' or ' ~ dbt_tablestream._sql_identifier(name) ~ ' is null)') -%}
       {%- endif -%}
     {%- endfor -%}
     {%- do ranges.append('(' ~ terms | join(' and ') ~ ')' if terms else 'true') -%}

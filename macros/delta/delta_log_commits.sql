@@ -38,8 +38,8 @@ select
   coalesce(action.add.deletionVector.cardinality, action.remove.deletionVector.cardinality, 0) as deleted_rows,
   coalesce(action.add.dataChange, action.remove.dataChange, false) as data_change
 from (
-  select _metadata, from_json(value, '{{ action }}') as action
-  from text.`{{ files }}`
+  select _metadata, from_json(value, {{ dbt_tablestream._sql_string(action) }}) as action
+  from text.{{ dbt_tablestream._sql_identifier(files) }}
 ) as __tablestream_log
 where action.commitInfo is not null or action.metaData is not null or action.add is not null or action.remove is not null
   {%- endset -%}

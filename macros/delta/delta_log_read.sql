@@ -106,7 +106,7 @@
         ~ read.commit.version ~ ', ' ~ read.commit.millis ~ ')') -%}
   {%- endfor -%}
   {%- set selected = [] -%}
-  {%- for column in columns -%}{%- do selected.append('__tablestream_files.' ~ adapter.quote(column.name)) -%}{%- endfor -%}
+  {%- for column in columns -%}{%- do selected.append('__tablestream_files.' ~ dbt_tablestream._sql_identifier(column.name)) -%}{%- endfor -%}
   {%- set sql -%}
 select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
     __tablestream_reads._change_type, cast(__tablestream_reads._commit_version as bigint) as _commit_version,

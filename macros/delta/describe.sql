@@ -18,7 +18,7 @@
 {% macro _delta_table_name(relation) %}
   {%- if relation is string or relation.identifier is not defined -%}{{ return(relation | string) }}{%- endif -%}
   {%- set parts = [] -%}
-  {%- for part in [relation.schema, relation.identifier] if part -%}{%- do parts.append(adapter.quote(part)) -%}{%- endfor -%}
+  {%- for part in [relation.schema, relation.identifier] if part -%}{%- do parts.append(dbt_tablestream._sql_identifier(part)) -%}{%- endfor -%}
   {{ return(parts | join('.')) }}
 {% endmacro %}
 

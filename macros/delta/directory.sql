@@ -12,8 +12,8 @@
 {#-- The diff is counted first, so an unchanged folder commits nothing: a MERGE that matches
      nothing would still add a version. --#}
 {% macro spark__sync_directory_table(relation, settings, rebuild) %}
-  {%- set files_view = relation.identifier ~ '__tablestream_files' -%}
-  {%- set listing_view = relation.identifier ~ '__tablestream_listing' -%}
+  {%- set files_view = dbt_tablestream._sql_identifier(relation.identifier ~ '__tablestream_files') -%}
+  {%- set listing_view = dbt_tablestream._sql_identifier(relation.identifier ~ '__tablestream_listing') -%}
   {%- do run_query(dbt_tablestream.directory_files_view_sql(files_view, settings)) -%}
   {%- do run_query(dbt_tablestream.directory_listing_view_sql(listing_view, files_view, settings)) -%}
   {%- if rebuild -%}
@@ -66,8 +66,8 @@
 
 {% macro spark__directory_files_view_sql(files_view, settings) %}
   {{ return("create or replace temporary view " ~ files_view ~ " using binaryFile options (path "
-            ~ dbt_tablestream._sql_string(settings.location) ~ ", recursiveFileLookup '"
-            ~ ('true' if settings.recursive else 'false') ~ "')") }}
+            ~ dbt_tablestream._sql_string(settings.location) ~ ", recursiveFileLookup "
+            ~ dbt_tablestream._sql_string('true' if settings.recursive else 'false') ~ ")") }}
 {% endmacro %}
 
 

@@ -37,7 +37,7 @@
      many runs of `file_keys` neighbouring values (0 to file_keys - 1, file_keys to ...) the values
      fall, the files they would touch in a key-ordered target of files of file_keys rows. --#}
 {% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none) %}
-  {%- set key = adapter.quote(column) -%}
+  {%- set key = dbt_tablestream._sql_identifier(column) -%}
   {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
   {%- set difference = 'try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key))' -%}
   {%- if key_type == 'string' -%}

@@ -19,7 +19,7 @@
 {% macro spark__set_table_properties_sql(relation, properties) %}
   {%- set assignments = [] -%}
   {%- for key, value in properties.items() -%}
-    {%- do assignments.append("'" ~ key ~ "' = '" ~ value ~ "'") -%}
+    {%- do assignments.append(dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value)) -%}
   {%- endfor -%}
   {{ return('alter table ' ~ relation ~ ' set tblproperties (' ~ assignments | join(', ') ~ ')') }}
 {% endmacro %}

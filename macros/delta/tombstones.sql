@@ -32,7 +32,8 @@ where __change_type = 'DELETE'
   {%- endif -%}
   {%- set assignments = [] -%}
   {%- for column in sequence + ['__tablestream_recorded_at'] -%}
-    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
+    {%- do assignments.append('target.' ~ quoted ~ ' = source.' ~ quoted) -%}
   {%- endfor -%}
   {%- set merge_sql -%}
 merge into {{ tombstones }} as target

@@ -83,20 +83,23 @@ as
   {%- set soft_revive = ["target._deleted = false", "target._deleted_version = null", "target._deleted_at = null"] if soft else [] -%}
   {%- set on = [] -%}
   {%- for key in keys -%}
-    {%- do on.append('target.' ~ adapter.quote(key) ~ ' = source.' ~ adapter.quote(key)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(key) -%}
+    {%- do on.append('target.' ~ quoted ~ ' = source.' ~ quoted) -%}
   {%- endfor -%}
   {%- if key_ranges -%}
-    {%- do on.append(dbt_tablestream._key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges)) -%}
+    {%- set first_key = 'target.' ~ dbt_tablestream._sql_identifier(keys[0]) -%}
+    {%- do on.append(dbt_tablestream._key_ranges_condition(first_key, key_ranges)) -%}
   {%- endif -%}
   {%- set assignments = [] -%}
   {%- for column in update_columns -%}
-    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
+    {%- do assignments.append('target.' ~ quoted ~ ' = source.' ~ quoted) -%}
   {%- endfor -%}
   {%- set quoted_inserts = [] -%}
   {%- set insert_values = [] -%}
   {%- for column in insert_columns -%}
-    {%- do quoted_inserts.append(adapter.quote(column)) -%}
-    {%- do insert_values.append('source.' ~ adapter.quote(column)) -%}
+    {%- do quoted_inserts.append(dbt_tablestream._sql_identifier(column)) -%}
+    {%- do insert_values.append('source.' ~ dbt_tablestream._sql_identifier(column)) -%}
   {%- endfor -%}
   {%- set merge_sql -%}
 merge into {{ target }} as target
@@ -139,9 +142,9 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
 {% macro spark__stream_replace_where_sql(target, netted, key, key_list, key_ranges, target_columns) %}
   {%- set replace_sql -%}
 insert into {{ target }}
-replace where {{ adapter.quote(key) }} in ({{ key_list }})
+replace where {{ dbt_tablestream._sql_identifier(key) }} in ({{ key_list }})
   {%- if key_ranges %}
-  and {{ dbt_tablestream._key_ranges_condition(adapter.quote(key), key_ranges) }}
+  and {{ dbt_tablestream._key_ranges_condition(dbt_tablestream._sql_identifier(key), key_ranges) }}
   {%- endif %}
 select {{ dbt_tablestream._quoted_columns(target_columns) }}
 from ({{ netted }}) as __tablestream_net
@@ -170,12 +173,12 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
   {%- set carried = (insert_columns | reject('in', keys + sequence) | list) if ignore_null is sameas true else (ignore_null or []) -%}
   {%- set assignments = [] -%}
   {%- for column in update_columns | reject('in', sequence) | list + sequence -%}
-    {%- set value = 'source.' ~ adapter.quote(column) -%}
+    {%- set value = 'source.' ~ dbt_tablestream._sql_identifier(column) -%}
     {%- if column in carried -%}
       {%- set value = 'case when source.__tablestream_after_delete' ~ (' or target._deleted' if soft else '') ~ ' then ' ~ value
-                      ~ ' else coalesce(' ~ value ~ ', target.' ~ adapter.quote(column) ~ ') end' -%}
+                      ~ ' else coalesce(' ~ value ~ ', target.' ~ dbt_tablestream._sql_identifier(column) ~ ') end' -%}
     {%- endif -%}
-    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = ' ~ value) -%}
+    {%- do assignments.append('target.' ~ dbt_tablestream._sql_identifier(column) ~ ' = ' ~ value) -%}
   {%- endfor -%}
   {%- if soft -%}
     {%- do assignments.extend(['target._deleted = false', 'target._deleted_version = null', 'target._deleted_at = null']) -%}
@@ -186,14 +189,15 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
   {%- set deleted = ['target._deleted = ' ~ deleted_values[0], 'target._deleted_version = ' ~ deleted_values[1],
                      'target._deleted_at = ' ~ deleted_values[2]] -%}
   {%- for column in sequence -%}
-    {%- do deleted.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
+    {%- do deleted.append('target.' ~ quoted ~ ' = source.' ~ quoted) -%}
   {%- endfor -%}
   {%- set merge_sql -%}
 merge into {{ target }} as target
 using (
   select __tablestream_change.*
   {%- if tombstones is not none %},
-    case when __tablestream_dead.{{ adapter.quote(keys[0]) }} is not null
+    case when __tablestream_dead.{{ dbt_tablestream._sql_identifier(keys[0]) }} is not null
       then {{ dbt_tablestream._sequence_value(sequence, '__tablestream_dead') }} end as __tablestream_tombstone
   {%- endif %}
   from ({{ changes }}) as __tablestream_change
@@ -203,7 +207,7 @@ using (
 ) as source
 on {{ dbt_tablestream._keys_match(keys, 'target', 'source') }}
 {%- if key_ranges %}
-  and {{ dbt_tablestream._key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
+  and {{ dbt_tablestream._key_ranges_condition('target.' ~ dbt_tablestream._sql_identifier(keys[0]), key_ranges) }}
 {%- endif %}
 {%- if delete_mode == 'hard' %}
 when matched and source.__change_type = 'DELETE' and {{ newer }} then delete
@@ -230,7 +234,9 @@ when not matched and source.__change_type <> 'DELETE'
 {#-- `alias.col, ...` for the columns, quoted. --#}
 {% macro _prefixed_columns(columns, alias) %}
   {%- set prefixed = [] -%}
-  {%- for column in columns -%}{%- do prefixed.append(alias ~ '.' ~ adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in columns -%}
+    {%- do prefixed.append(alias ~ '.' ~ dbt_tablestream._sql_identifier(column)) -%}
+  {%- endfor -%}
   {{ return(prefixed | join(', ')) }}
 {% endmacro %}
 
@@ -248,7 +254,8 @@ when not matched and source.__change_type <> 'DELETE'
   {%- set columns = data_columns + dbt_tablestream._history_columns(history) -%}
   {%- set assignments = [] -%}
   {%- for column in columns if column not in ['dbt_scd_id', 'dbt_valid_from'] -%}
-    {%- do assignments.append('target.' ~ adapter.quote(column) ~ ' = source.' ~ adapter.quote(column)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
+    {%- do assignments.append('target.' ~ quoted ~ ' = source.' ~ quoted) -%}
   {%- endfor -%}
   {%- set merge_sql -%}
 merge into {{ target }} as target
@@ -257,7 +264,7 @@ using (
 ) as source
 on target.dbt_scd_id = source.dbt_scd_id and target.dbt_valid_to is null
 {%- if key_ranges %}
-  and {{ dbt_tablestream._key_ranges_condition('target.' ~ adapter.quote(keys[0]), key_ranges) }}
+  and {{ dbt_tablestream._key_ranges_condition('target.' ~ dbt_tablestream._sql_identifier(keys[0]), key_ranges) }}
 {%- endif %}
 when matched then update set
   {{ assignments | join(',\n  ') }}
@@ -340,6 +347,6 @@ where __change_type <> 'UPDATE_BEFORE'
 {#-- Column names quoted for the adapter, joined with commas. --#}
 {% macro _quoted_columns(columns) %}
   {%- set quoted = [] -%}
-  {%- for column in columns -%}{%- do quoted.append(adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in columns -%}{%- do quoted.append(dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
   {{ return(quoted | join(', ')) }}
 {% endmacro %}

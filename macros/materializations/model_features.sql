@@ -49,7 +49,8 @@
     {%- for constraint in column.constraints or [] if constraint.type == 'not_null' -%}{%- do not_null.append(name) -%}{%- endfor -%}
   {%- endfor -%}
   {%- for column in not_null | unique -%}
-    {%- do found.append({'name': column ~ '_not_null', 'expression': adapter.quote(column) ~ ' is not null'}) -%}
+    {%- do found.append({'name': column ~ '_not_null',
+                         'expression': dbt_tablestream._sql_identifier(column) ~ ' is not null'}) -%}
   {%- endfor -%}
   {{ return(found) }}
 {% endmacro %}
@@ -66,7 +67,8 @@
   {%- if not constraints -%}{{ return(none) }}{%- endif -%}
   {%- set counts = [] -%}
   {%- for constraint in constraints -%}
-    {%- do counts.append('count_if(not coalesce((' ~ constraint.expression ~ '), false)) as `' ~ loop.index0 ~ '`') -%}
+    {%- do counts.append('count_if(not coalesce((' ~ constraint.expression ~ '), false)) as '
+                         ~ dbt_tablestream._sql_identifier(loop.index0)) -%}
   {%- endfor -%}
   {{ return('select ' ~ counts | join(', ') ~ ' from (' ~ rows_sql ~ ') as __tablestream_contract') }}
 {% endmacro %}
@@ -115,7 +117,7 @@
   {%- if rebuilt -%}
     {%- for constraint in dbt_tablestream._stream_contract_constraints(model) -%}
       {%- call statement('persist_constraint') -%}
-        alter table {{ target_relation }} add constraint {{ adapter.quote(constraint.name) }} check ({{ constraint.expression }})
+        alter table {{ target_relation }} add constraint {{ dbt_tablestream._sql_identifier(constraint.name) }} check ({{ constraint.expression }})
       {%- endcall -%}
     {%- endfor -%}
   {%- endif -%}
@@ -140,7 +142,7 @@
   {%- for name, column in model.columns.items() if column.description and (name | lower) in current
         and current[name | lower] != column.description -%}
     {%- call statement('persist_column_docs') -%}
-      alter table {{ relation }} alter column {{ adapter.quote(name) }} comment {{ dbt_tablestream._sql_string(column.description) }}
+      alter table {{ relation }} alter column {{ dbt_tablestream._sql_identifier(name) }} comment {{ dbt_tablestream._sql_string(column.description) }}
     {%- endcall -%}
   {%- endfor -%}
 {% endmacro %}

@@ -180,7 +180,7 @@
       {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " names an output column '" ~ column ~ "'; output columns take letters, digits and underscores"
           ~ " and do not start with __tablestream_ (the target's own columns). Nothing was written.") }}
     {%- endif -%}
-    {%- set found = modules.re.fullmatch('\\s*(count|sum|avg|min|max)\\s*\\(\\s*(\\*|`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\\s*\\)\\s*', expression | string, modules.re.IGNORECASE) -%}
+    {%- set found = modules.re.fullmatch('\\s*(count|sum|avg|min|max)\\s*\\(\\s*(\\*|`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\\s*\\)\\s*', expression | string, modules.re.IGNORECASE) -%}
     {%- set function = found.group(1) | lower if found else none -%}
     {%- set argument = found.group(2) if found else none -%}
     {%- if function is none or (argument == '*' and function != 'count') -%}
@@ -188,7 +188,9 @@
           ~ entry.accepted | join(', ') ~ ", where col is a column of the model's select: compute an expression in the select and aggregate its column;"
           ~ " count(distinct ...), other functions and window functions cannot be updated from the changed rows alone, so keep them in a table model. Nothing was written.") }}
     {%- endif -%}
-    {%- do parsed.append({'name': column, 'function': function, 'column': none if argument == '*' else argument.strip('`')}) -%}
+    {#-- A quoted column is unquoted as Spark reads it: a doubled backtick is one. --#}
+    {%- set unquoted = argument[1:-1] | replace('``', '`') if argument.startswith('`') else argument -%}
+    {%- do parsed.append({'name': column, 'function': function, 'column': none if argument == '*' else unquoted}) -%}
   {%- endfor -%}
   {{ return(parsed) }}
 {% endmacro %}

@@ -41,7 +41,7 @@
   {%- set keys = settings.key_columns | map('lower') | list -%}
   {%- set partition, joined, equal, diffed, current_columns = [], [], [], [], [] -%}
   {%- for column in columns -%}
-    {%- set quoted = adapter.quote(column) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
     {%- do current_columns.append(quoted) -%}
     {%- if column | lower in keys -%}
       {%- do partition.append(quoted) -%}
@@ -97,7 +97,7 @@ select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapsh
   {%- set keys = settings.key_columns | map('lower') | list -%}
   {%- set on, assignments, names, values = [], [], [], [] -%}
   {%- for column in columns -%}
-    {%- set quoted = adapter.quote(column) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
     {%- do names.append(quoted) -%}
     {%- do values.append('__tablestream_diff.' ~ quoted) -%}
     {%- if column | lower in keys -%}

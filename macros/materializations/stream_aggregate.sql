@@ -47,7 +47,8 @@
           {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
         {%- endfor -%}
       {%- endif -%}
-      {%- set rows_sql = compiled_code if cached is none else 'select * from ' ~ adapter.quote(cached) -%}
+      {%- set rows_sql = compiled_code if cached is none
+                         else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
       {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, rows_sql, settings.group_by, columns.target, recompute_all, 1000) -%}
       {%- set listed = fromjson(run_query(listing_sql).rows[0][0] or '[]') if listing_sql is not none else none -%}
       {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)

@@ -110,10 +110,10 @@
 
 {% macro spark__stream_null_keys_sql(sql, keys, sequence=[], key_ranges=none) %}
   {%- set conditions = [] -%}
-  {%- for key in keys -%}{%- do conditions.append(adapter.quote(key) ~ ' is null') -%}{%- endfor -%}
+  {%- for key in keys -%}{%- do conditions.append(dbt_tablestream._sql_identifier(key) ~ ' is null') -%}{%- endfor -%}
   {%- set counts = [['rows_read', 'count(*)'], ['null_keys', 'count_if(' ~ conditions | join(' or ') ~ ')']] -%}
   {%- for column in sequence -%}
-    {%- do counts.append(['null_sequence_' ~ loop.index0, "count_if(__change_type <> 'UPDATE_BEFORE' and " ~ adapter.quote(column) ~ ' is null)']) -%}
+    {%- do counts.append(['null_sequence_' ~ loop.index0, "count_if(__change_type <> 'UPDATE_BEFORE' and " ~ dbt_tablestream._sql_identifier(column) ~ ' is null)']) -%}
   {%- endfor -%}
   {%- if key_ranges is not none -%}
     {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap, counts,

@@ -45,8 +45,11 @@
       {%- endcall -%}
       {%- do dbt_tablestream._apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
     {%- endif -%}
-    {%- set dest_columns = adapter.get_columns_in_relation(target_relation) -%}
-    {%- set select_sql = 'select ' ~ (dest_columns | map(attribute='quoted') | join(', ')) ~ ' from '
+    {%- set dest_columns = [] -%}
+    {%- for column in adapter.get_columns_in_relation(target_relation) -%}
+      {%- do dest_columns.append(dbt_tablestream._sql_identifier(column.name)) -%}
+    {%- endfor -%}
+    {%- set select_sql = 'select ' ~ dest_columns | join(', ') ~ ' from '
         ~ (tmp_relation if compared else '(' ~ rows_sql ~ ') as __tablestream_rows') -%}
     {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream._stream_compaction_due(stream.inputs)}) -%}
     {%- if compared -%}{%- do adapter.drop_relation(tmp_relation) -%}{%- endif -%}

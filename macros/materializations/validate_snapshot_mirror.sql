@@ -78,8 +78,8 @@
   {%- set quoted = [] -%}
   {%- set nulls = [] -%}
   {%- for key in keys -%}
-    {%- do quoted.append(adapter.quote(key)) -%}
-    {%- do nulls.append(adapter.quote(key) ~ ' is null') -%}
+    {%- do quoted.append(dbt_tablestream._sql_identifier(key)) -%}
+    {%- do nulls.append(dbt_tablestream._sql_identifier(key) ~ ' is null') -%}
   {%- endfor -%}
   {{ return('select ' ~ quoted | join(', ') ~ ', ' ~ copies ~ ' as copies from (\n' ~ sql ~ '\n) as __tablestream_snapshot group by '
       ~ quoted | join(', ') ~ ' having ' ~ copies ~ ' > 1 or ' ~ nulls | join(' or ') ~ ' order by copies desc limit 10') }}

@@ -63,7 +63,7 @@
   {%- set query -%}
 select epoch, to_version, source_table_id, mode, source, count(*) over () as runs
 from {{ relation }}
-where stream_name = '{{ stream_name }}'
+where stream_name = {{ dbt_tablestream._sql_string(stream_name) }}
 order by {{ dbt_tablestream.offsets_position_order_sql(true) }}
 limit 1
   {%- endset -%}
@@ -129,18 +129,13 @@ order by stream_name
     cast({{ values.to_version if values.to_version is not none else 'null' }} as bigint) as to_version,
     {{ dbt_tablestream._sql_string(values.target) }} as target,
     cast({{ values.rows_written if values.rows_written is not none else 'null' }} as bigint) as rows_written,
-    '{{ invocation_id }}' as invocation_id,
+    {{ dbt_tablestream._sql_string(invocation_id) }} as invocation_id,
     current_timestamp() as committed_at
     {%- if values.get('note') is not none or values.get('note_column') %},
     {{ dbt_tablestream._sql_string(values.note) }} as note
     {%- endif %}
   {% endset %}
   {{ return(row_sql) }}
-{% endmacro %}
-
-
-{% macro _sql_string(value) %}
-  {{ return("'" ~ (value | string | replace("\\", "\\\\") | replace("'", "\\'")) ~ "'" if value is not none else 'cast(null as string)') }}
 {% endmacro %}
 
 

@@ -180,7 +180,9 @@
   {%- set found = [] -%}
   {%- set name = dbt_tablestream._offsets_relation(target.schema).identifier -%}
   {%- for row in run_query('show schemas').rows -%}
-    {%- if run_query('show tables in ' ~ adapter.quote(row[0]) ~ " like '" ~ name ~ "'").rows -%}
+    {%- set tables_sql = 'show tables in ' ~ dbt_tablestream._sql_identifier(row[0])
+                         ~ ' like ' ~ dbt_tablestream._sql_string(name) -%}
+    {%- if run_query(tables_sql).rows -%}
       {%- do found.append(row[0]) -%}
     {%- endif -%}
   {%- endfor -%}

@@ -14,7 +14,7 @@
   {%- set marker = tojson(dict(stream, view=none if stream.view is none else 'window')) | replace('/', '\\/') -%}
   {%- set column_list -%}
     {%- if columns is none %}*, {% else -%}
-    {%- for column in columns %}{{ adapter.quote(column.name) }}, {% endfor -%}
+    {%- for column in columns %}{{ dbt_tablestream._sql_identifier(column.name) }}, {% endfor -%}
     {%- endif -%}
   {%- endset -%}
   {%- set sql -%}
@@ -68,7 +68,7 @@
      that has exactly one of each for the key. --#}
 {% macro spark__paired_changes_sql(changes, keys) %}
   {%- set partition = ['_commit_version'] -%}
-  {%- for key in keys -%}{%- do partition.append(adapter.quote(key)) -%}{%- endfor -%}
+  {%- for key in keys -%}{%- do partition.append(dbt_tablestream._sql_identifier(key)) -%}{%- endfor -%}
   {%- set sql -%}
 (select *,
     _change_type in ('delete', 'insert')
@@ -116,9 +116,9 @@
   {%- for column in columns -%}
     {%- set type = (column.dtype if column.dtype is defined else column.dataType.simpleString()) | string | lower -%}
     {%- if 'map<' in type -%}
-      {%- do identity.append("to_json(" ~ adapter.quote(column.name) ~ ", map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))") -%}
+      {%- do identity.append("to_json(" ~ dbt_tablestream._sql_identifier(column.name) ~ ", map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))") -%}
     {%- else -%}
-      {%- do identity.append(adapter.quote(column.name)) -%}
+      {%- do identity.append(dbt_tablestream._sql_identifier(column.name)) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- set before = "_change_type in ('update_preimage', 'delete')" -%}

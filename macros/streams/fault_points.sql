@@ -37,7 +37,7 @@
     {{ return(none) }}
   {%- endif -%}
   {%- for _ in range((seconds * 4) | int) -%}
-    {%- set released = run_query('select count(*) from text.`' ~ release ~ '` where value = ' ~ dbt_tablestream._sql_string(model.name)) -%}
+    {%- set released = run_query('select count(*) from text.' ~ dbt_tablestream._sql_identifier(release) ~ ' where value = ' ~ dbt_tablestream._sql_string(model.name)) -%}
     {%- if released.rows[0][0] > 0 -%}{{ return(none) }}{%- endif -%}
     {%- do run_query(dbt_tablestream.pause_sql(0.25)) -%}
   {%- endfor -%}

@@ -30,7 +30,7 @@
      the MERGE rewrites no file for it. --#}
 {% macro spark__history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
   {%- set sequence = events['sequence'] if events else [] -%}
-  {%- set at = adapter.quote(sequence[0]) if sequence else '__commit_timestamp' -%}
+  {%- set at = dbt_tablestream._sql_identifier(sequence[0]) if sequence else '__commit_timestamp' -%}
   {%- set new_record = history['hard_deletes'] == 'new_record' -%}
   {%- set key_list = dbt_tablestream._quoted_columns(keys) -%}
   {%- set partition = 'partition by ' ~ key_list -%}
@@ -122,9 +122,9 @@ with __tablestream_events as (
 )
 select
   {%- for column in data_columns %}
-  case when __tablestream_deletion then __tablestream_closed_values.{{ adapter.quote(column) }} else __tablestream_last_values.{{ adapter.quote(column) }} end as {{ adapter.quote(column) }},
+  case when __tablestream_deletion then __tablestream_closed_values.{{ dbt_tablestream._sql_identifier(column) }} else __tablestream_last_values.{{ dbt_tablestream._sql_identifier(column) }} end as {{ dbt_tablestream._sql_identifier(column) }},
   {%- endfor %}
-  coalesce(__tablestream_scd_id, md5(to_json(named_struct({% for key in keys %}'k{{ loop.index0 }}', {{ adapter.quote(key) }}, {% endfor %}'from', __tablestream_from)))) as dbt_scd_id,
+  coalesce(__tablestream_scd_id, md5(to_json(named_struct({% for key in keys %}'k{{ loop.index0 }}', {{ dbt_tablestream._sql_identifier(key) }}, {% endfor %}'from', __tablestream_from)))) as dbt_scd_id,
   case when __tablestream_deletion then __tablestream_first_at else __tablestream_last_at end as dbt_updated_at,
   __tablestream_from as dbt_valid_from,
   __tablestream_to as dbt_valid_to
@@ -142,7 +142,7 @@ where {{ 'true' if new_record else 'not __tablestream_deletion' }}
 {#-- `named_struct('col', col, ...)` over the columns, for comparing or carrying a row's values. --#}
 {% macro _history_struct(columns) %}
   {%- set fields = [] -%}
-  {%- for column in columns -%}{%- do fields.append(dbt_tablestream._sql_string(column) ~ ", " ~ adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in columns -%}{%- do fields.append(dbt_tablestream._sql_string(column) ~ ", " ~ dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
   {{ return('named_struct(' ~ fields | join(', ') ~ ')') }}
 {% endmacro %}
 

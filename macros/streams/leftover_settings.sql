@@ -13,7 +13,7 @@
 {% macro _open_write_settings(statements, subject) %}
   {%- set flag = dbt_tablestream._write_settings_flag(subject) -%}
   {%- if flag is not none -%}
-    {%- do run_query('set ' ~ flag[0] ~ ' = `' ~ flag[1] | replace('`', '``') ~ '`') -%}
+    {%- do run_query('set ' ~ flag[0] ~ ' = ' ~ dbt_tablestream._sql_identifier(flag[1])) -%}
   {%- endif -%}
   {%- for statement_sql in statements -%}
     {%- do run_query(statement_sql) -%}

@@ -18,10 +18,10 @@
      every key the window touched as the window's end has it. --#}
 {% macro spark__net_changes_sql(sql, keys, columns, touched_deletes=false) %}
   {%- set key_list = [] -%}
-  {%- for key in keys -%}{%- do key_list.append(adapter.quote(key)) -%}{%- endfor -%}
+  {%- for key in keys -%}{%- do key_list.append(dbt_tablestream._sql_identifier(key)) -%}{%- endfor -%}
   {%- set key_list = key_list | join(', ') -%}
   {%- set data_columns = [] -%}
-  {%- for column in columns if column != '__change_type' -%}{%- do data_columns.append(adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in columns if column != '__change_type' -%}{%- do data_columns.append(dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
   {%- set data_columns = data_columns | join(', ') -%}
   {%- set window_all = "partition by " ~ key_list ~ " order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following" -%}
   {%- set sql_out -%}

@@ -34,7 +34,8 @@
   {#-- The event's columns are qualified: the applied relations joined to it share its names. --#}
   {%- set order_fields = [] -%}
   {%- for column in sequence -%}
-    {%- do order_fields.append("'s" ~ loop.index0 ~ "', __tablestream_event." ~ adapter.quote(column)) -%}
+    {%- do order_fields.append(dbt_tablestream._sql_string('s' ~ loop.index0) ~ ', __tablestream_event.'
+                               ~ dbt_tablestream._sql_identifier(column)) -%}
   {%- endfor -%}
   {%- if '__commit_version' in columns -%}{%- do order_fields.append("'v', __tablestream_event.__commit_version") -%}{%- endif -%}
   {%- do order_fields.append("'d', __tablestream_event.__tablestream_delete") -%}
@@ -58,7 +59,7 @@ with __tablestream_events as (
   {%- if prefilter %}
     {%- set newer_than_applied %}case
     {%- for relation in applied %}
-    when __tablestream_applied{{ loop.index0 }}.{{ adapter.quote(keys[0]) }} is not null
+    when __tablestream_applied{{ loop.index0 }}.{{ dbt_tablestream._sql_identifier(keys[0]) }} is not null
       then {{ dbt_tablestream._sequence_value(sequence, '__tablestream_event') }} > {{ dbt_tablestream._sequence_value(sequence, '__tablestream_applied' ~ loop.index0) }}
     {%- endfor %}
     else true end
@@ -80,9 +81,9 @@ with __tablestream_events as (
   {%- for column in kept %}
     {% if column in carried -%}
     last_value(case when not __tablestream_delete and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
-      then {{ adapter.quote(column) }} end, true) over ({{ partition }} order by __tablestream_order rows between unbounded preceding and unbounded following) as {{ adapter.quote(column) }},
+      then {{ dbt_tablestream._sql_identifier(column) }} end, true) over ({{ partition }} order by __tablestream_order rows between unbounded preceding and unbounded following) as {{ dbt_tablestream._sql_identifier(column) }},
     {%- else -%}
-    {{ adapter.quote(column) }},
+    {{ dbt_tablestream._sql_identifier(column) }},
     {%- endif %}
   {%- endfor %}
     {%- if carried %}
@@ -106,11 +107,13 @@ where __tablestream_newest = 1
 {% macro _sequence_value(sequence, alias) %}
   {%- set fields = [] -%}
   {%- for column in sequence -%}
-    {%- do fields.append(alias ~ '.' ~ adapter.quote(column)) -%}
+    {%- do fields.append(alias ~ '.' ~ dbt_tablestream._sql_identifier(column)) -%}
   {%- endfor -%}
   {%- if fields | length == 1 -%}{{ return(fields[0]) }}{%- endif -%}
   {%- set named = [] -%}
-  {%- for field in fields -%}{%- do named.append("'s" ~ loop.index0 ~ "', " ~ field) -%}{%- endfor -%}
+  {%- for field in fields -%}
+    {%- do named.append(dbt_tablestream._sql_string('s' ~ loop.index0) ~ ', ' ~ field) -%}
+  {%- endfor -%}
   {{ return('named_struct(' ~ named | join(', ') ~ ')') }}
 {% endmacro %}
 
@@ -119,7 +122,8 @@ where __tablestream_newest = 1
 {% macro _keys_match(keys, left, right) %}
   {%- set conditions = [] -%}
   {%- for key in keys -%}
-    {%- do conditions.append(left ~ '.' ~ adapter.quote(key) ~ ' = ' ~ right ~ '.' ~ adapter.quote(key)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(key) -%}
+    {%- do conditions.append(left ~ '.' ~ quoted ~ ' = ' ~ right ~ '.' ~ quoted) -%}
   {%- endfor -%}
   {{ return(conditions | join(' and ')) }}
 {% endmacro %}

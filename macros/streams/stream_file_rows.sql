@@ -22,8 +22,9 @@
   {%- set typed = [] -%}
   {%- set empty = [] -%}
   {%- for name, data_type in columns.items() -%}
-    {%- do typed.append('cast(' ~ adapter.quote(name) ~ ' as ' ~ data_type ~ ') as ' ~ adapter.quote(name)) -%}
-    {%- do empty.append('cast(null as ' ~ data_type ~ ') as ' ~ adapter.quote(name)) -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(name) -%}
+    {%- do typed.append('cast(' ~ quoted ~ ' as ' ~ data_type ~ ') as ' ~ quoted) -%}
+    {%- do empty.append('cast(null as ' ~ data_type ~ ') as ' ~ quoted) -%}
   {%- endfor -%}
   {%- set nothing = 'select cast(null as string) as relative_path, ' ~ empty | join(', ') ~ ' where 1 = 0' -%}
   {%- if not execute -%}{{ return(nothing) }}{%- endif -%}
@@ -40,7 +41,7 @@ order by relative_path
   {%- set reads = [] -%}
   {%- for file in run_query(latest_sql).rows -%}
     {%- do reads.append('select ' ~ dbt_tablestream._sql_string(file[0]) ~ ' as relative_path, ' ~ typed | join(', ')
-                        ~ ' from ' ~ format ~ '.`' ~ file[1] | replace('`', '``') ~ '`') -%}
+                        ~ ' from ' ~ format ~ '.' ~ dbt_tablestream._sql_identifier(file[1])) -%}
   {%- endfor -%}
   {{ return(reads | join('\nunion all\n') if reads else nothing) }}
 {% endmacro %}

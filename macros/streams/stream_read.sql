@@ -31,7 +31,7 @@
      or 'current' (the source as of the window's end, as INSERT rows). Spark folds the comparison,
      so the read not picked is never planned past analysis. --#}
 {% macro _stream_rows_switch(rows) %}
-  {{ return("/* tablestream:rows */ '" ~ rows ~ "'") }}
+  {{ return('/* tablestream:rows */ ' ~ dbt_tablestream._sql_string(rows)) }}
 {% endmacro %}
 
 

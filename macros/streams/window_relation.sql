@@ -15,7 +15,7 @@
   {%- if stream.snapshot -%}
     {%- set relation_sql -%}
 (select *, 'insert' as _change_type, cast({{ stream.through }} as bigint) as _commit_version,
-    cast('{{ stream.timestamp }}' as timestamp) as _commit_timestamp
+    cast({{ dbt_tablestream._sql_string(stream.timestamp) }} as timestamp) as _commit_timestamp
   from {{ relation }} version as of {{ stream.through }}) as __tablestream_snapshot
     {%- endset -%}
     {{ return(relation_sql) }}
@@ -36,7 +36,7 @@
 
 
 {% macro spark__table_changes_sql(relation, first, through) %}
-  {{ return("table_changes('" ~ (relation | string | replace("'", "\\'")) ~ "', " ~ first ~ ", " ~ through ~ ")") }}
+  {{ return('table_changes(' ~ dbt_tablestream._sql_string(relation) ~ ', ' ~ first ~ ', ' ~ through ~ ')') }}
 {% endmacro %}
 
 

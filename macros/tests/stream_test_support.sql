@@ -69,7 +69,7 @@
   {%- set source_columns = adapter.get_columns_in_relation(source) | map(attribute='name') | map('lower') | list -%}
   {%- set target_columns = adapter.get_columns_in_relation(model) | map(attribute='name') | list -%}
   {%- set shared = [] -%}
-  {%- for column in target_columns if column | lower in source_columns -%}{%- do shared.append(adapter.quote(column)) -%}{%- endfor -%}
+  {%- for column in target_columns if column | lower in source_columns -%}{%- do shared.append(dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
   {%- set snapshot = dbt_tablestream._stream_input(dbt_tablestream._stream_settings_of({}, 'mirrors_source on ' ~ target, none), {
       'stream': position.stream_name, 'epoch': position.epoch, 'source': position.source, 'source_table_id': position.source_table_id,
       'after': position.to_version - 1, 'through': position.to_version, 'snapshot': true, 'timestamp': position.committed_at,

@@ -8,8 +8,8 @@
     {{ exceptions.raise_compiler_error("valid_history on " ~ model ~ ": unique_key must be a column name or a list of column names, got " ~ unique_key) }}
   {%- endif -%}
   {%- set key_list = dbt_tablestream._quoted_columns(keys) -%}
-  {%- set from_column = adapter.quote(valid_from) -%}
-  {%- set to_column = adapter.quote(valid_to) -%}
+  {%- set from_column = dbt_tablestream._sql_identifier(valid_from) -%}
+  {%- set to_column = dbt_tablestream._sql_identifier(valid_to) -%}
 with __tablestream_versions as (
   select {{ key_list }}, {{ from_column }} as valid_from, {{ to_column }} as valid_to,
     lead({{ from_column }}) over (partition by {{ key_list }} order by {{ from_column }}, {{ to_column }} nulls last) as next_valid_from

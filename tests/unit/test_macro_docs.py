@@ -85,6 +85,35 @@ def test_the_commit_protocol_is_chosen_in_one_place() -> None:
     assert called == steps["marked"]
 
 
+def test_names_and_values_reach_sql_only_through_the_quoting_macros() -> None:
+    """docs/architecture.md, "Quoting": no macro quotes a name or a value by hand, nor with dbt's
+    quoting, which leaves a backtick as it is; _sql_identifier and _sql_string do, in
+    quoting.sql. Nor does the package's Python quote a name by hand."""
+    hand_quoting = re.compile(
+        r"adapter\.quote\(|\.quoted\b|attribute='quoted'"  # dbt's quoting
+        r"""|'\{\{|`\{\{|\}\}`"""  # a value rendered between quotes or backticks
+        r"""|["']`["']\s*~|~\s*["']`["']|\.`'\s*~"""  # backticks put around a name
+    )
+    # A quote put before a value; a message may end a quoted value so.
+    quote_before = re.compile(r"""(?<!~ )"'"\s*~""")
+    quoting = MACROS / "delta" / "quoting.sql"
+    found = [
+        f"{path.relative_to(MACROS)}: {line.strip()}"
+        for path in MACROS.rglob("*.sql")
+        if path != quoting
+        for line in path.read_text().splitlines()
+        if hand_quoting.search(line) or (quote_before.search(line) and "raise_compiler_error(" not in line)
+    ]
+    python = MACROS.parent / "dbt_tablestream"
+    found += [
+        f"{path.relative_to(python)}: {line.strip()}"
+        for path in [*python.glob("*.py"), python / "ingest" / "_targets.py"]
+        for line in path.read_text().splitlines()
+        if re.search(r"""f["'][^"']*`\{""", line)
+    ]
+    assert found == []
+
+
 def test_every_macro_argument_has_only_dbt_s_keys() -> None:
     """dbt refuses a macro argument with other keys than name, type and description; YAML reads a
     comma in an unquoted flow-mapping description as a new key, which only `dbt parse` would catch."""

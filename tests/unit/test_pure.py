@@ -97,10 +97,15 @@ def test_the_stream_api_renders_the_package_macros() -> None:
         if sql.startswith("set ")
     ]
     assert opened[:2] == [
-        "set spark.databricks.delta.write.txnAppId = tablestream/s/2",
+        "set spark.databricks.delta.write.txnAppId = `tablestream/s/2`",
         "set spark.databricks.delta.write.txnVersion = 7",
     ]
     assert '"tablestream.invocation_id": "run-1"' in opened[2]
+    # A default stream name holds dbt's source and table names as they are (docs/architecture.md, "Quoting").
+    odd = {**stream, "stream": "s'`\\ é", "stream_id": "tablestream/s'`\\ é/2", "source_table_id": "x"}
+    opened_odd = render("stream_commit_open_sql", odd, invocation_id="run-1")
+    assert "set spark.databricks.delta.write.txnAppId = `tablestream/s'``\\ é/2`" in opened_odd
+    assert "where stream_name = 's\\'`\\\\ é'" in render("read_stream_offset_sql", "analytics.log", odd["stream"])
     problem = render("_window_problem", "app.t", {**stream, "source_table_id": "new"}, "old", [])
     assert problem["kind"] == "recreated"
     message = problem["message"]

@@ -17,6 +17,7 @@ from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.tablestream._session import LocalSpark
+from dbt_tablestream._macros import render
 from dbt_tablestream._warehouse import DEFAULT_WAREHOUSE, warehouse_path
 from dbt_tablestream.exceptions import TablestreamError
 
@@ -293,12 +294,13 @@ class ThreadSessionConnectionWrapper(SessionConnectionWrapper):
 
     @classmethod
     def _fix_binding(cls, value: Any) -> str | float:
-        """Seed values as SQL literals. dbt-spark's session method quotes strings without escaping
-        them and renders None as 'None'; a seed with an apostrophe or an empty cell failed."""
+        """Seed values as SQL literals, written as the package writes every literal (its
+        `_sql_string`). dbt-spark's session method quotes strings without escaping them and renders
+        None as 'None'; a seed with an apostrophe or an empty cell failed."""
         if value is None:
             return "NULL"
         if isinstance(value, str):
-            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+            return str(render("_sql_string", value))
         return super()._fix_binding(value)
 
 

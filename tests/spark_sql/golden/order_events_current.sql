@@ -132,7 +132,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- order_events_current: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/order_events_current__app_order_events/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/order_events_current__app_order_events/0`;
 
 -- order_events_current: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -453,7 +453,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- order_events_current: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/order_events_current__app_order_events/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/order_events_current__app_order_events/0`;
 
 -- order_events_current: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

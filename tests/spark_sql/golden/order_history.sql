@@ -77,7 +77,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- order_history: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/order_history__app_orders/0`;
 
 -- order_history: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -347,7 +347,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- order_history: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/order_history__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/order_history__app_orders/0`;
 
 -- order_history: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -62,7 +62,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_changes__app_orders/0`;
 
 -- orders_changes: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -220,7 +220,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_changes__app_orders/0`;
 
 -- orders_changes: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -77,7 +77,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes_since_timestamp: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_timestamp__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_changes_since_timestamp__app_orders/0`;
 
 -- orders_changes_since_timestamp: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -244,7 +244,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes_since_timestamp: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_timestamp__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_changes_since_timestamp__app_orders/0`;
 
 -- orders_changes_since_timestamp: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -74,7 +74,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes_since_version: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_version__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_changes_since_version__app_orders/0`;
 
 -- orders_changes_since_version: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -241,7 +241,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_changes_since_version: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_changes_since_version__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_changes_since_version__app_orders/0`;
 
 -- orders_changes_since_version: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -79,7 +79,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current__app_orders/0`;
 
 -- orders_current: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -310,7 +310,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current__app_orders/0`;
 
 -- orders_current: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -100,7 +100,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_bounded: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current_bounded__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current_bounded__app_orders/0`;
 
 -- orders_current_bounded: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 4;
@@ -340,7 +340,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_bounded: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current_bounded__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current_bounded__app_orders/0`;
 
 -- orders_current_bounded: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 8;

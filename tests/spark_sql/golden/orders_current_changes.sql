@@ -88,7 +88,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_changes: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current_changes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current_changes__app_orders/0`;
 
 -- orders_current_changes: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -328,7 +328,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_changes: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current_changes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current_changes__app_orders/0`;
 
 -- orders_current_changes: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -102,7 +102,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_ignore_deletes: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current_ignore_deletes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current_ignore_deletes__app_orders/0`;
 
 -- orders_current_ignore_deletes: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -345,7 +345,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_current_ignore_deletes: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_current_ignore_deletes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_current_ignore_deletes__app_orders/0`;
 
 -- orders_current_ignore_deletes: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

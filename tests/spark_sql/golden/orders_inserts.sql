@@ -53,7 +53,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_inserts: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/new_orders/0`;
 
 -- orders_inserts: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -204,7 +204,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_inserts: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/new_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/new_orders/0`;
 
 -- orders_inserts: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;

@@ -103,7 +103,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_net_changes: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_net_changes__app_orders/0`;
 
 -- orders_net_changes: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -316,7 +316,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_net_changes: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_net_changes__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_net_changes__app_orders/0`;
 
 -- orders_net_changes: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
