@@ -262,3 +262,16 @@ def test_the_config_reference_is_rendered_from_the_spec() -> None:
     assert re.findall(r"^### `(\w+)`$", hand, re.M) == list(SPEC)
     for section in re.split(r"^### ", hand, flags=re.M)[1:]:
         assert "Counterpart:" in section, section.splitlines()[0]
+
+
+def test_an_aggregate_of_a_quoted_column_names_the_column_as_spark_reads_it() -> None:
+    """A doubled backtick inside a quoted column is one backtick (docs/architecture.md, "Quoting")."""
+    aggregates = {"total": "sum(`a``b é`)", "n": "count( `x` )", "m": "max(y)"}
+    settings = settings_of({"group_by": "g", "aggregates": aggregates}, "stream_aggregate")
+    assert settings["aggregates"] == [
+        {"name": "total", "function": "sum", "column": "a`b é"},
+        {"name": "n", "function": "count", "column": "x"},
+        {"name": "m", "function": "max", "column": "y"},
+    ]
+    with pytest.raises(StreamError, match="is not an aggregate"):
+        settings_of({"group_by": "g", "aggregates": {"bad": "sum(`a`b`)"}}, "stream_aggregate")
