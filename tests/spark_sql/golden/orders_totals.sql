@@ -59,7 +59,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_totals: first_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_totals__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_totals__app_orders/0`;
 
 -- orders_totals: first_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
@@ -352,7 +352,7 @@ reset spark.databricks.delta.autoCompact.minFileSize;
 reset spark.databricks.delta.autoCompact.maxFileSize;
 
 -- orders_totals: next_run / commit_open
-set spark.databricks.delta.write.txnAppId = tablestream/orders_totals__app_orders/0;
+set spark.databricks.delta.write.txnAppId = `tablestream/orders_totals__app_orders/0`;
 
 -- orders_totals: next_run / commit_open
 set spark.databricks.delta.write.txnVersion = 9;
