@@ -1,10 +1,10 @@
 """SCD type 2 targets for stream tests: the history a stream_merge with `scd_type: 2` should hold,
-replayed from the source's change feed (README, "History"), and the target as it is."""
+replayed from the changes a test committed and the commit time of each one's source version
+(docs/history.md), and the target as it is."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -74,66 +74,39 @@ class HistoryOracle:
         return Counter(self.closed + current)
 
 
-def feed_changes(source: Path) -> list[dict[str, Any]]:
-    """The source's change feed from version 0 to its latest, in commit order, without its
-    carry-overs and pre-images; times in epoch milliseconds."""
-    table = f"delta.`{sql_path(source)}`"
-    end = shared_spark().sql(f"describe history {table} limit 1").collect()[0][0]
-    rows = (
-        shared_spark()
-        .sql(
-            f"select *, unix_millis(_commit_timestamp) as at from table_changes('{table}', 0, {end})"
-            " order by _commit_version, case when _change_type = 'delete' then 0 else 1 end"
-        )
-        .collect()
-    )
-    return [
-        change
-        for change in without_carryovers([row.asDict() for row in rows])
-        if change["_change_type"] != "update_preimage"
-    ]
+@dataclass(frozen=True)
+class Committed:
+    """A change a test committed to a key: the key's values after it (None: deleted), and the
+    source version it landed in. A write of a key's own values is no change (its change rows are
+    carry-overs, docs/architecture.md, "Carry-overs, bounded runs and change queries"): tests
+    leave it out."""
+
+    key: Any
+    version: int
+    values: dict[str, Any] | None
+
+    @staticmethod
+    def row(key: Any, version: int, row: tuple[str, int] | None) -> Committed:
+        """The change that leaves ``key`` with ``row``, its (name, age) (None: deleted)."""
+        return Committed(key, version, None if row is None else {"name": row[0], "age": row[1]})
 
 
-def without_carryovers(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The changes without rows a commit rewrote unchanged: within a version, an equal pre- and
-    post-image, or an equal delete and insert (a rewritten file without change data files reads
-    as every row deleted and inserted), cancel one for one."""
-    data = [column for column in changes[0] if not column.startswith("_") and column != "at"] if changes else []
-    pairs = {
-        "update_preimage": ("update", 0),
-        "update_postimage": ("update", 1),
-        "delete": ("row", 0),
-        "insert": ("row", 1),
-    }
-    sides: dict[tuple[Any, ...], list[list[int]]] = {}
-    for index, change in enumerate(changes):
-        pair, side = pairs[change["_change_type"]]
-        key = (change["_commit_version"], pair, *(change[column] for column in data))
-        sides.setdefault(key, [[], []])[side].append(index)
-    dropped: set[int] = set()
-    for before, after in sides.values():
-        cancelled = min(len(before), len(after))
-        dropped.update(before[:cancelled], after[:cancelled])
-    return [change for index, change in enumerate(changes) if index not in dropped]
+def commit_times(source: Path) -> dict[int, int]:
+    """Each version of the source and its commit time as Spark reads it (DESCRIBE HISTORY), in
+    epoch milliseconds: the time a change feed's `_commit_timestamp` gives the version."""
+    history = shared_spark().sql(f"describe history delta.`{sql_path(source)}`")
+    return {row[0]: row[1] for row in history.selectExpr("version", "unix_millis(timestamp)").collect()}
 
 
-def replay_feed(source: Path, oracle: HistoryOracle) -> Counter[Version]:
-    """The history the source's change feed gives, replayed into ``oracle`` (a fresh one)."""
-    return replay(feed_changes(source), oracle)
-
-
-def replay(
-    changes: list[dict[str, Any]],
-    oracle: HistoryOracle,
-    key: Callable[[dict[str, Any]], Any] = lambda change: change["id"],
-) -> Counter[Version]:
-    """``changes`` (from feed_changes) replayed into ``oracle`` (a fresh one), keyed by ``key``."""
-    last: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for change in changes:  # of a key's changes in one commit time, the last
-        last.pop((key(change), change["at"]), None)
-        last[(key(change), change["at"])] = change
-    for change in sorted(last.values(), key=lambda change: (change["at"], change["_commit_version"])):
-        oracle.apply(key(change), change["at"], change["_change_type"] == "delete", change)
+def expected_history(changes: list[Committed], times: dict[int, int], oracle: HistoryOracle) -> Counter[Version]:
+    """The history ``changes`` give (docs/history.md): each at its version's commit time, in time
+    order; of a key's changes at one time only the last counts. ``oracle`` is a fresh one."""
+    last: dict[tuple[Any, int], Committed] = {}
+    for change in sorted(changes, key=lambda change: change.version):
+        last.pop((change.key, times[change.version]), None)
+        last[(change.key, times[change.version])] = change
+    for (key, at), change in sorted(last.items(), key=lambda item: (item[0][1], item[1].version)):
+        oracle.apply(key, at, change.values is None, change.values or {})
     return oracle.versions()
 
 

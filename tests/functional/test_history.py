@@ -1,6 +1,6 @@
 """stream_merge with scd_type 2: every change a version, deletes closing them, against the history
-replayed from the source's change feed; tracked columns, hard_deletes, sequence_by, the refusals,
-valid_history, a property test, crashes.
+the committed changes give (tests/functional/history.py); tracked columns, hard_deletes,
+sequence_by, the refusals, valid_history, a property test, crashes.
 
 The property test runs one example of 48 histories in CI (tests/functional/lanes.py); the soaks,
 longer and with SIGKILLs at random steps of the commit protocol:
@@ -14,18 +14,19 @@ import random
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 
 from tests.functional.events import Event, write_events
 from tests.functional.history import (
+    Committed,
     HistoryOracle,
-    feed_changes,
+    commit_times,
+    expected_history,
     history_model,
     history_rows,
-    replay,
-    replay_feed,
     scd_ids_unique,
 )
 from tests.functional.lanes import (
@@ -56,11 +57,23 @@ ORACLES = {
 }
 
 
-def assert_histories(bench: StreamBench) -> None:
-    source = Path(bench.source_path())
-    for model, oracle in ORACLES.items():
-        assert history_rows(bench, model) == replay_feed(source, oracle()), model
-        assert scd_ids_unique(bench, model), model
+class Scenario:
+    """The changes a test commits to the bench's source, each with the version it landed in."""
+
+    def __init__(self, bench: StreamBench) -> None:
+        self.bench = bench
+        self.committed: list[Committed] = []
+
+    def landed(self, *changes: tuple[int, tuple[str, int] | None]) -> None:
+        """The source's latest commit made ``changes``: (key, its (name, age) after, or None if deleted)."""
+        version = self.bench.source().version()
+        self.committed += [Committed.row(key, version, row) for key, row in changes]
+
+    def assert_histories(self) -> None:
+        times = commit_times(Path(self.bench.source_path()))
+        for model, oracle in ORACLES.items():
+            assert history_rows(self.bench, model) == expected_history(self.committed, times, oracle()), model
+            assert scd_ids_unique(self.bench, model), model
 
 
 VALID_HISTORY = "version: 2\nmodels:\n" + "".join(
@@ -73,18 +86,26 @@ VALID_HISTORY = "version: 2\nmodels:\n" + "".join(
 def test_every_change_is_a_version_and_deletes_close_them(tmp_path: Path) -> None:
     bench = StreamBench(tmp_path, MODELS)
     (bench.project.root / "models" / "schema.yml").write_text(VALID_HISTORY)
+    scenario = Scenario(bench)
     bench.create_source([(1, "a", 1), (2, "b", 2), (3, "c", 3)])
+    scenario.landed((1, ("a", 1)), (2, ("b", 2)), (3, ("c", 3)))
     bench.run()
-    assert_histories(bench)
+    scenario.assert_histories()
     source = bench.source
     source().update(updates={"age": "age + 1"}, predicate="id = 1")  # key 1 three times in one window
+    scenario.landed((1, ("a", 2)))
     source().update(updates={"name": "'A'"}, predicate="id = 1")
+    scenario.landed((1, ("A", 2)))
     source().update(updates={"age": "age + 1"}, predicate="id = 1")
+    scenario.landed((1, ("A", 3)))
     source().delete("id = 2")
+    scenario.landed((2, None))
     bench.append([(2, "B", 20)])  # re-inserted in the same window
+    scenario.landed((2, ("B", 20)))
     source().delete("id = 3")
+    scenario.landed((3, None))
     bench.run()
-    assert_histories(bench)
+    scenario.assert_histories()
     versions = history_rows(bench, "history")
     assert sorted((row[1], row[2]) for row in versions if row[0] == 1) == [("A", 2), ("A", 3), ("a", 1), ("a", 2)]
     assert [row for row in versions if row[0] == 3 and row[4] is None] == []  # deleted: no open version
@@ -94,9 +115,11 @@ def test_every_change_is_a_version_and_deletes_close_them(tmp_path: Path) -> Non
         ("a", 2),
     ]
     bench.append([(3, "c", 3)])
+    scenario.landed((3, ("c", 3)))
     source().update(updates={"age": "21"}, predicate="id = 2")
+    scenario.landed((2, ("B", 21)))
     bench.run()
-    assert_histories(bench)
+    scenario.assert_histories()
     deletions = history_rows(bench, "name_deletions")
     assert any(row[0] == 3 and row[6] and row[4] is not None for row in deletions)  # closed by the re-insert
     check_valid_history(bench)
@@ -215,7 +238,7 @@ def test_history_refusals_name_the_stream_and_write_nothing(tmp_path: Path) -> N
     bench.refused("reserved", "has dbt_valid_to", "Nothing was written")
 
 
-# --- property: random histories against the change feed's replay --------------------------------
+# --- property: random histories against the history their own changes give ----------------------
 
 # dbt runs per example: a run of the two models costs 10 to 25 s here whatever the lanes hold.
 RUNS = 3
@@ -246,12 +269,16 @@ def random_steps(rng: random.Random) -> list[Step]:
 
 class HistoryLane(StepLane):
     """Name and age updates, deletes and re-inserts of the lane's keys 1-3 (1 and 2 there at
-    first); each model's target against the lane's change feed replayed into SCD type 2 versions."""
+    first); each model's target against the history the lane's own changes give, each at the
+    commit time of the source version it landed in."""
 
     def __init__(self, index: int, history: list[Step]) -> None:
         super().__init__(index, history, history)
         self.rows: dict[int, tuple[str, int]] = {1: ("a", 1), 2: ("b", 2)}
         self.initial: list[Row] = [(index, key, name, age) for key, (name, age) in self.rows.items()]
+        self.committed: list[Committed] = []
+        # The changes of the commit being written, until landed() names its version.
+        self.pending: list[tuple[int, tuple[str, int] | None]] = list(self.rows.items())
 
     def change(self, kind: str, key: int | None, value: object) -> Change | None:
         assert key is not None
@@ -260,6 +287,7 @@ class HistoryLane(StepLane):
             self.rows[key] = (str(value), 0)
         elif kind == "delete" and present is not None:
             del self.rows[key]
+            self.pending.append((key, None))
             return Change("delete", self.index, key)
         elif kind == "update_name" and present is not None:
             self.rows[key] = (str(value), present[1])
@@ -267,31 +295,61 @@ class HistoryLane(StepLane):
             self.rows[key] = (present[0], int(value))  # type: ignore[call-overload]
         else:
             return None
+        if self.rows[key] != present:  # the same values written again: a carry-over, no change
+            self.pending.append((key, self.rows[key]))
         return Change("upsert", self.index, key, *self.rows[key])
 
+    def landed(self, version: int) -> None:
+        """The commit of the pending changes is source version ``version``."""
+        self.committed += [Committed.row(key, version, row) for key, row in self.pending]
+        self.pending = []
+
     def check(self, run: int, view: BatchView) -> None:
-        changes = [
-            change
-            for change in view.cached("feed", lambda: feed_changes(Path(view.bench.source_path())))
-            if change["lane"] == self.index
-        ]
+        times = view.cached("commit times", lambda: commit_times(Path(view.bench.source_path())))
         for model, oracle in ORACLES.items():
             versions = view.cached(
                 ("versions", model), lambda model=model: history_rows(view.bench, model, keys=("lane", "id"))
             )
             mine = Counter({row[1:]: count for row, count in versions.items() if row[0] == self.index})
-            expected = replay(changes, oracle())
+            expected = expected_history(self.committed, times, oracle())
             assert mine == expected, (
-                f"{model}: only in the target {dict(mine - expected)}, only in the replay {dict(expected - mine)}"
+                f"{model}: only in the target {dict(mine - expected)}, only in the oracle {dict(expected - mine)}"
             )
+
+
+class LandingSource:
+    """The batch's source, which tells every lane the version each commit landed in."""
+
+    def __init__(self, source: LaneSource, lanes: list[HistoryLane]) -> None:
+        self.source = source
+        self.lanes = lanes
+
+    def create(self) -> None:
+        self.source.create([row for lane in self.lanes for row in lane.initial])
+        self._landed()
+
+    def apply(self, changes: list[Change]) -> None:
+        self.source.apply(changes)
+        self._landed()
+
+    def version(self) -> int:
+        return self.source.version()
+
+    def rows_at(self, version: int) -> list[dict[str, Any]]:
+        return self.source.rows_at(version)
+
+    def _landed(self) -> None:
+        version = self.source.version()
+        for lane in self.lanes:
+            lane.landed(version)
 
 
 def check_history(
     seed: int, lanes: int = LANES, crashes: list[str | None] | None = None, sql_warehouse: bool = False
 ) -> None:
-    """After every run each lane's versions in each model equal its change feed's replay, and
-    valid_history passes at the end; with ``crashes``, run i is first SIGKILLed at crashes[i] (or
-    not, for None) in the model history. With ``sql_warehouse`` dbt runs on an emulated SQL
+    """After every run each lane's versions in each model equal the history its own changes give
+    (HistoryLane), and valid_history passes at the end; with ``crashes``, run i is first SIGKILLed
+    at crashes[i] (or not, for None) in the model history. With ``sql_warehouse`` dbt runs on an emulated SQL
     warehouse (the reapply protocol) and, without crashes, a random subset of the models loses its
     offsets row of the run before the last, so that run applies a window again."""
     with tempfile.TemporaryDirectory() as directory:
@@ -299,9 +357,9 @@ def check_history(
         profile = local_profile(warehouse, emulate_sql_warehouse=True) if sql_warehouse else None
         bench = StreamBench(Path(directory), LANE_MODELS, processes=crashes is not None, profile=profile)
         (bench.project.root / "models" / "schema.yml").write_text(LANE_VALID_HISTORY)
-        source = LaneSource(bench)
         batch = [HistoryLane(index, random_steps(rng)) for index, rng in enumerate(lane_randoms(seed, lanes))]
-        source.create([row for lane in batch for row in lane.initial])
+        source = LandingSource(LaneSource(bench), batch)
+        source.create()
 
         rng = random.Random(seed)
 
@@ -349,6 +407,6 @@ CRASH_POINTS = [None, "window_pinned", "before_target_commit", "after_target_com
 @property_settings(4)
 @given(seed=SEEDS)
 def test_random_histories_with_crashes_soak(seed: int, sql_warehouse: bool) -> None:
-    """The replay holds when runs are SIGKILLed at random steps of the commit protocol and rerun."""
+    """The histories hold when runs are SIGKILLed at random steps of the commit protocol and rerun."""
     rng = random.Random(seed)
     check_history(seed, crashes=[rng.choice(CRASH_POINTS) for _ in range(RUNS)], sql_warehouse=sql_warehouse)
