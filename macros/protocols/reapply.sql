@@ -38,20 +38,35 @@
 {% endmacro %}
 
 
-{#-- The step `append_sql`: an append that a re-applied window cannot duplicate. A version of the
-     source is in the target whole or not at all, so the window's rows of a version already there
-     are left out. The literal bounds let Delta read only the target files holding the window's
-     versions (_reapply_check keeps a table_stream to one input and to an output with
-     __commit_version). --#}
+{#-- The step `append_sql`: an append that a re-applied window cannot duplicate. Windows reach the
+     target in order, each version of the source whole, so the versions of a window already there
+     are the window's first ones, up to the newest present: only the rows of later versions are
+     appended. A rebuild (--full-refresh) whose offsets row a crash lost leaves its snapshot's rows
+     at their version, the snapshot standing for every version up to it: the next run re-applies
+     the window from the log's older position, and the snapshot's version bounds it the same way
+     (tests/functional/test_kills.py). The MERGE on the version still keeps two runs appending one
+     window at once from both writing it (they conflict in Delta). The newest version present is a
+     joined relation, not a scalar subquery: Delta refuses a MERGE whose source reads
+     table_changes beside a scalar subquery of the target ("Table does not support reads"). The
+     literal bounds let Delta read only the target files holding the window's versions
+     (_reapply_check keeps a table_stream to one input and to an output with __commit_version). --#}
 {% macro _reapply_append_sql(target, sql, stream) %}
   {%- set input = stream.inputs[0] -%}
+  {%- set first, last = (input.after + 1) ~ 'L', input.through ~ 'L' -%}
   {%- set append_sql -%}
 merge into {{ target }} as __tablestream_target
 using (
+  select __tablestream_rows.* from (
 {{ sql }}
+  ) as __tablestream_rows
+  cross join (
+    select coalesce(max(__commit_version), {{ input.after }}L) as __tablestream_present from {{ target }}
+    where __commit_version >= {{ first }} and __commit_version <= {{ last }}
+  ) as __tablestream_applied
+  where __tablestream_rows.__commit_version > __tablestream_applied.__tablestream_present
 ) as __tablestream_window
 on __tablestream_target.__commit_version = __tablestream_window.__commit_version
-  and __tablestream_target.__commit_version >= {{ input.after + 1 }}L and __tablestream_target.__commit_version <= {{ input.through }}L
+  and __tablestream_target.__commit_version >= {{ first }} and __tablestream_target.__commit_version <= {{ last }}
 when not matched then insert *
   {%- endset -%}
   {{ return(append_sql) }}

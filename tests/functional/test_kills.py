@@ -11,8 +11,9 @@ After it, each target is as it was (the step is before the target commit) or has
 in-process run recovers them all, and every target is checked against its oracle: the mirror and
 the union equal their sources, the totals their GROUP BY, and the log holds every change exactly
 once. Each test crashes at
-the four steps in turn, recovering after each: once with the marked protocol, once on an emulated
-SQL warehouse (the reapply protocol).
+the four steps in turn, recovering after each, and before them the first build (the offsets log's
+creation) and after them a --full-refresh (a new epoch), each at a step drawn from the run's seed:
+once with the marked protocol, once on an emulated SQL warehouse (the reapply protocol).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from deltalake import DeltaTable
 
 from tests.functional.local import local_profile
 from tests.functional.streams import StreamBench, assert_no_refused_setting
+from tests.seeds import run_seed
 
 pytestmark = pytest.mark.extended
 
@@ -119,6 +121,10 @@ class Sources:
         if name == "t":
             self.log[(*old, "DELETE")] += 1
 
+    def rebuilt(self) -> None:
+        """A --full-refresh committed: the log starts again from the sources' rows, as INSERTs."""
+        self.log = Counter((*row, "INSERT") for row in self.rows["t"].values())
+
     def expected(self, model: str) -> Counter[Row]:
         if model in ("current", "replaced"):
             return Counter(self.rows["t"].values())
@@ -157,12 +163,40 @@ def offsets_rows(bench: StreamBench) -> Counter[str]:
 STEPS = ["window_pinned", "before_target_commit", "after_target_commit", "after_offsets_append"]
 
 
+def crash_at(bench: StreamBench, sources: Sources, step: str, *args: str) -> None:
+    """A `dbt run` (with ``args``) of every model in a process SIGKILLed once all of them reached
+    ``step``: each target has the run's write exactly when the step is after its commit, and the
+    offsets log has the run's rows only after its append."""
+    before = {model: sources.target(model) for model in ORDER}
+    logged = offsets_rows(bench)
+    # A thread for each only in the crash process: in-process runs share the session one at a time.
+    bench.crash(f"{step}@{'+'.join(ORDER)}", "run", "--threads", str(len(ORDER)), *args)
+    committed = step in COMMITTED_AT
+    if committed and "--full-refresh" in args:
+        sources.rebuilt()
+    for model in ORDER:
+        # Changes landed before every crash, so a target without the run's write differs from its oracle.
+        assert (sources.target(model) == sources.expected(model)) == committed, (step, model)
+        if not committed:
+            assert sources.target(model) == before[model], (step, model)
+    appended = offsets_rows(bench) - logged
+    streams = sorted(stream for names in STREAMS.values() for stream in names)
+    assert sorted(appended) == (streams if step == "after_offsets_append" else []), (step, appended)
+
+
 @pytest.mark.parametrize("sql_warehouse", [False, True], ids=["marked", "sql_warehouse"])
 def test_a_kill_at_every_step_of_each_kind_of_model_loses_nothing_and_applies_nothing_twice(
     tmp_path: Path, sql_warehouse: bool
 ) -> None:
-    """One crash per step, in order, each recovered before the next; on an emulated SQL warehouse
-    (the reapply protocol: no session setting) as on a cluster (the marked protocol)."""
+    """One crash per step of a window's run, in order, each recovered before the next; before them
+    a crash of the first build, and after them one of a --full-refresh (a new epoch), each at a step
+    drawn from the run's seed (tests/seeds.py); on an emulated SQL warehouse (the reapply protocol:
+    no session setting) as on a cluster (the marked protocol)."""
+    seed = run_seed() + (1 if sql_warehouse else 0)
+    first_build_step, full_refresh_step = STEPS[seed % len(STEPS)], STEPS[seed // len(STEPS) % len(STEPS)]
+    print(
+        f"seed {run_seed()}: the first build is killed at {first_build_step}, the full refresh at {full_refresh_step}"
+    )
     warehouse = tmp_path / "warehouse"
     bench = StreamBench(
         tmp_path,
@@ -172,24 +206,19 @@ def test_a_kill_at_every_step_of_each_kind_of_model_loses_nothing_and_applies_no
         profile=local_profile(warehouse, emulate_sql_warehouse=True) if sql_warehouse else None,
     )
     sources = Sources(bench)
+    crash_at(bench, sources, first_build_step)
     bench.run()
     assert_every_model_at_its_oracle(bench, sources)
     for round, step in enumerate(STEPS):
-        before = {model: sources.target(model) for model in ORDER}
-        logged = offsets_rows(bench)
         sources.change(2 * round + 1)
-        # A thread for each only in the crash process: in-process runs share the session one at a time.
-        bench.crash(f"{step}@{'+'.join(ORDER)}", "run", "--threads", str(len(ORDER)))
-        committed = step in COMMITTED_AT
-        for model in ORDER:
-            assert (sources.target(model) == sources.expected(model)) == committed, (step, model)
-            if not committed:
-                assert sources.target(model) == before[model], (step, model)
-        appended = offsets_rows(bench) - logged
-        streams = sorted(stream for names in STREAMS.values() for stream in names)
-        assert sorted(appended) == (streams if step == "after_offsets_append" else []), (step, appended)
+        crash_at(bench, sources, step)
         sources.change(2 * round + 2)
         bench.run()
         assert_every_model_at_its_oracle(bench, sources)
+    sources.change(2 * len(STEPS) + 1)
+    crash_at(bench, sources, full_refresh_step, "--full-refresh")
+    sources.change(2 * len(STEPS) + 2)
+    bench.run()
+    assert_every_model_at_its_oracle(bench, sources)
     if sql_warehouse:
         assert_no_refused_setting(warehouse)
