@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -291,6 +292,40 @@ class LocalCluster:
             return list(cursor.fetchall()) if cursor.description else []
         finally:
             connection.close()
+
+    def statement_ids(self, fragment: str) -> list[str]:
+        """The ids the Thrift server gave the statements holding `fragment`, from its log's
+        "Submitting query '<statement>' with <id>" lines, oldest first."""
+        text = (self.workdir / "logs" / "thrift.log").read_text(errors="replace")
+        return [
+            found.group(2)
+            for found in re.finditer(r"Submitting query '(.*?)' with ([0-9a-f-]{36})", text, re.DOTALL)
+            if fragment in found.group(1)
+        ]
+
+    def wait_for_statement(self, fragment: str, timeout: float = 300) -> str:
+        """The id of the first statement holding `fragment` the Thrift server has taken, once it has."""
+        deadline = time.monotonic() + timeout
+        while not (ids := self.statement_ids(fragment)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the Thrift server never took a statement holding {fragment!r}")
+            time.sleep(0.2)
+        return ids[0]
+
+    def wait_for_log(self, pattern: str, timeout: float = 300) -> re.Match[str]:
+        """The first match of the regular expression `pattern` in the Thrift server's log, once it
+        is there: a handshake with what the server has done, rather than a guess of how long it takes."""
+        log = self.workdir / "logs" / "thrift.log"
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, log.read_text(errors="replace"), re.DOTALL)
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the Thrift server never logged {pattern!r}; its log ends:\n{self._log_tail('thrift')}"
+                )
+            time.sleep(0.2)
 
     def stop(self) -> None:
         """Stop every process this cluster started, newest first: SIGTERM to its process group,

@@ -114,10 +114,14 @@ def test_a_run_that_pinned_the_window_first_and_writes_second_is_a_no_op(
 ) -> None:
     mirror = Mirror(tmp_path, thrift_cluster)
     through = mirror.change_source(1)
-    late = start_dbt(mirror.dbt, env={"DBT_TABLESTREAM_PAUSE": "window_pinned:25"})
+    released = tmp_path / "released"
+    released.mkdir()
+    held = {"DBT_TABLESTREAM_PAUSE": f"window_pinned:{RACE_PAUSE}", "DBT_TABLESTREAM_RELEASE": str(released)}
+    late = start_dbt(mirror.dbt, env=held)
     wait_for_line(late, "tablestream test pause at window_pinned")
     mirror.dbt.run_ok("run")
     winner = mirror.window_commits(through)
+    release_pause(released, "current")
     output = late.communicate(timeout=600)[0]
     assert late.returncode == 0, output
     assert NO_OP in output, output
@@ -136,7 +140,9 @@ def test_a_client_killed_during_its_merge_applies_nothing_twice(
         mirror.dbt, "run", "--vars", "{sleep_ms: 5000}", env={"DBT_TABLESTREAM_PAUSE": "before_target_commit:0.1"}
     )
     wait_for_line(client, "tablestream test pause at before_target_commit")
-    time.sleep(3)  # the MERGE is on the server now, its change rows held 5 s each
+    # The MERGE is running on the server, its change rows held 5 s each.
+    merge = thrift_cluster.wait_for_statement(f"merge into {mirror.schema}.current")
+    thrift_cluster.wait_for_log(f"Running query with {merge}")
     if server == "commits":
         # A stopped client keeps its session open: the server finishes the MERGE, then the client dies
         # without having read the result, so the offsets log was never appended.
@@ -148,8 +154,9 @@ def test_a_client_killed_during_its_merge_applies_nothing_twice(
     os.kill(client.pid, signal.SIGKILL)
     client.wait()
     if server == "cancels":
-        # The dropped session cancels the MERGE on the server: nothing of the window was committed.
-        time.sleep(5)
+        # The dropped session cancels the MERGE on the server, whose run then ends in an exception
+        # it ignores: nothing of the window was committed.
+        thrift_cluster.wait_for_log(f"Ignore exception in terminal state with {merge}")
         assert mirror.window_commits(through) == []
     assert mirror.offsets_through(through) == []
 
