@@ -338,7 +338,9 @@ class TableStream:
         stream = render("_stream_group", [window.window])
         invocation_id = f"pyspark-{uuid.uuid4()}"
         try:
-            for statement in render("stream_commit_open_sql", stream, invocation_id=invocation_id):
+            # No clearing (clear=False): the finally resets what the open sets, and a reset of the
+            # layout keys it does not set would drop the caller's own (an autoCompact they turned on).
+            for statement in render("stream_commit_open_sql", stream, {}, False, invocation_id=invocation_id):
                 self.spark.sql(statement)
             if exists:
                 named = f" ({select})" if columns else ""
