@@ -35,16 +35,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="run slice N (taken modulo the number of slices) of the opt-in tiers' tests, balanced "
-        "by their measured times (tests/opt_in_slices.py); .ci/run passes its commit count",
+        help="of the selected tests marked soak, scenarios or changes_full, run only slice N (modulo "
+        "the number of slices, balanced by their measured times), a soak with fewer examples "
+        "(tests/opt_in_slices.py); .ci/run passes its commit count",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The controller refuses, under CI=true, a variable that would narrow the run, then draws the
+    """Every process notes a slice run; the controller refuses, under CI=true, a variable that would narrow the run, then draws the
     run's seed before pytest-xdist starts its workers, which inherit it (tests/seeds.py)."""
+    from tests.opt_in_slices import enter_slice
     from tests.seeds import draw_run_seed
 
+    if config.getoption("--opt-in-slice") is not None:
+        enter_slice()
     if hasattr(config, "workerinput"):
         return
     if os.environ.get("CI", "").lower() == "true":

@@ -25,6 +25,7 @@ from tests.functional.local import (
     shared_spark,
     sql_path,
 )
+from tests.opt_in_slices import examples_in_run
 
 TRACKING = {"table_changes": "delta.enableChangeDataFeed", "changelog": "delta.enableRowTracking"}
 CDF = {TRACKING["table_changes"]: "true"}
@@ -57,13 +58,13 @@ def shown_streams(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str
 
 
 def property_settings(examples: int) -> settings:
-    """Hypothesis settings of a property test over dbt runs: ``examples`` in the default suite,
-    or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds. The examples are
+    """Hypothesis settings of a property test over dbt runs: ``examples`` (fewer in CI's slice of
+    the opt-in tiers, tests/opt_in_slices.py), or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds. The examples are
     seeds of batches of histories (tests/functional/lanes.py), the first the run's own
     (tests/seeds.py): a smaller seed is no simpler batch, so a failure is not shrunk; its
     message names the lane, its seed and its history."""
     return settings(
-        max_examples=int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", str(examples))),
+        max_examples=int(os.environ.get("TABLESTREAM_PROPERTY_EXAMPLES", str(examples_in_run(examples)))),
         deadline=None,
         # A failure is replayed by its seed (TABLESTREAM_SEED), not from Hypothesis's database.
         database=None,
