@@ -42,8 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Every process notes a slice run; the controller refuses, under CI=true, a variable that would narrow the run, then draws the
-    run's seed before pytest-xdist starts its workers, which inherit it (tests/seeds.py)."""
+    """Every process notes a slice run; the controller refuses, under CI=true, a variable that
+    would narrow the run, then draws the run's seed before pytest-xdist starts its workers, which
+    inherit it (tests/seeds.py)."""
     from tests.opt_in_slices import enter_slice
     from tests.seeds import draw_run_seed
 

@@ -58,8 +58,8 @@ def main() -> int:
                 )
 
             separate, scripted = [], []
-            for round in range(5):
-                key = 10 + 2 * round
+            for attempt in range(5):
+                key = 10 + 2 * attempt
                 started = time.perf_counter()
                 first.execute(f"set {SETTINGS[0]} = app{key}")
                 first.execute(f"set {SETTINGS[1]} = 1")

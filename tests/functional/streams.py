@@ -59,8 +59,9 @@ def shown_streams(project: Path, capsys: pytest.CaptureFixture[str]) -> dict[str
 
 def property_settings(examples: int) -> settings:
     """Hypothesis settings of a property test over dbt runs: ``examples`` (fewer in CI's slice of
-    the opt-in tiers, tests/opt_in_slices.py), or TABLESTREAM_PROPERTY_EXAMPLES; no deadline, since a run takes seconds. The examples are
-    seeds of batches of histories (tests/functional/lanes.py), the first the run's own
+    the opt-in tiers, tests/opt_in_slices.py), or TABLESTREAM_PROPERTY_EXAMPLES; no deadline,
+    since a run takes seconds. The examples are seeds of batches of histories
+    (tests/functional/lanes.py), the first the run's own
     (tests/seeds.py): a smaller seed is no simpler batch, so a failure is not shrunk; its
     message names the lane, its seed and its history."""
     return settings(
