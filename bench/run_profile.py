@@ -110,15 +110,16 @@ def profile_run(bench: Bench, model: str) -> dict[str, Any]:
     }
 
 
-def prepare(bench: Bench, source: str, rows: int) -> Callable[[int], None]:
-    """Builds the source and both models; returns what commits round `n`'s change."""
+def prepare(bench: Bench, source: str, rows: int, pattern: str = "clustered") -> Callable[[int], None]:
+    """Builds the source and both models; returns what commits round `n`'s change (`pattern`:
+    clustered or scattered, bench/run.py's change_statements)."""
     if source == "aggregate":
         aggregate.create_source(bench, rows)
         bench.dbt(["run", "--full-refresh", "-s", *MODELS[source]])
-        return lambda n: aggregate.change_source(bench, rows, n, "clustered")
+        return lambda n: aggregate.change_source(bench, rows, n, pattern)
     bench.create_source(rows, bounded=True)
     bench.dbt(["run", "--full-refresh", "-s", *MODELS[source]])
-    return lambda n: bench.change_source(rows, 0.001, n, "clustered")
+    return lambda n: bench.change_source(rows, 0.001, n, pattern)
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -137,16 +138,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=3, help="rounds run first and not kept")
+    parser.add_argument("--pattern", choices=("clustered", "scattered"), default="clustered")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    out = args.out or RESULTS / f"run_profile_{args.source}.json"
+    suffix = "" if args.pattern == "clustered" else f"_{args.pattern}"
+    out = args.out or RESULTS / f"run_profile_{args.source}{suffix}.json"
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()
     runs: dict[str, list[dict[str, Any]]] = {model: [] for model in MODELS[args.source]}
     with bench_workspace("tablestream-bench-profile-") as work:
         bench = Bench(work)
-        change = prepare(bench, args.source, args.rows)
+        change = prepare(bench, args.source, args.rows, args.pattern)
         print(f"{args.rows:,} rows: source and models built in {time.perf_counter() - started:.0f} s", flush=True)
         for round in range(1 - args.warmup, args.rounds + 1):
             change(round + args.warmup)

@@ -27,6 +27,16 @@ its last change; not timed, every candidate reads the same one) and times, in a 
   range); `replace_where_ranges` the same into a copy-on-write target;
 - `replace_where`: `replace_where_dv` into a copy-on-write target (the DELETE inside rewrites the
   files holding a listed key, with no join);
+- `rewrite`: the target rewritten from itself, `INSERT OVERWRITE t WITH (txnAppId, txnVersion)
+  SELECT <t's rows> LEFT ANTI JOIN <the window's keys, broadcast> UNION ALL <its upserts>`, each
+  file read by one task (`spark.sql.files.openCostInBytes` above any split), as `stream_merge`
+  writes a window whose keys fall in half the target's files or more (stream_rewrite_sql);
+  `rewrite_unaligned` the same with Spark's packing of files into tasks, `rewrite_sorted` the
+  same in key order (a global sort, as a build writes) and `rewrite_dv` into a target with
+  deletion vectors;
+- `range_rewrite`: `INSERT INTO t REPLACE WHERE <the window's key ranges> SELECT <t's rows in
+  them> LEFT ANTI JOIN <the window's keys> UNION ALL <its upserts>`, the rewrite of the ranges
+  alone (`range_rewrite_dv` into a target with deletion vectors);
 - `rebuild`: the target rebuilt from the source (CREATE OR REPLACE ... AS SELECT, key order, files
   of 250,000 rows).
 After each round every target is compared with the source, by a count and two order-free hashes
@@ -76,12 +86,19 @@ TARGETS = {
     "replace_where_dv_checked": ("analytics.rw_checked", True),
     "replace_where_dv_ranges": ("analytics.rw_ranges", True),
     "replace_where_ranges": ("analytics.rw_cow_ranges", False),
+    "rewrite": ("analytics.rewrite", False),
+    "rewrite_unaligned": ("analytics.rewrite_unaligned", False),
+    "rewrite_sorted": ("analytics.rewrite_sorted", False),
+    "rewrite_dv": ("analytics.rewrite_dv", True),
+    "range_rewrite": ("analytics.range_rewrite", False),
+    "range_rewrite_dv": ("analytics.range_rewrite_dv", True),
     "rebuild": ("analytics.rebuild", False),
 }
 COLUMNS = "id, category, amount, updated_at"
 BLOOM_THRESHOLD = "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold"
 MERGE_VECTORS = "spark.databricks.delta.merge.deletionVectors.persistent"
 CONSTRAINT_CHECK = "spark.databricks.delta.replaceWhere.constraintCheck.enabled"
+OPEN_COST = "spark.sql.files.openCostInBytes"
 
 
 class Writes:
@@ -158,6 +175,31 @@ class Writes:
         finally:
             self.sql(f"reset {CONSTRAINT_CHECK}")
 
+    def rewrite(
+        self, table: str, through: int, ranges: str | None = None, order: bool = False, aligned: bool = True
+    ) -> None:
+        """rewrite_sql, each file read by one task (the package's `aligned` layout) unless not `aligned`."""
+        if aligned:
+            self.sql(f"set {OPEN_COST} = {1 << 40}")
+        try:
+            self.bounded(self.rewrite_sql(table, through, ranges, order))
+        finally:
+            self.sql(f"reset {OPEN_COST}")
+
+    def rewrite_sql(self, table: str, through: int, ranges: str | None, order: bool) -> str:
+        """The target rewritten from itself in one marked commit: its rows (in `ranges`, or all of
+        them) less the window's keys (a broadcast anti join: the target is not shuffled), plus the
+        window's upserts; `ranges` replaced by REPLACE WHERE, else the whole table overwritten."""
+        kept = f"select /*+ broadcast(w) */ {', '.join('t.' + c for c in COLUMNS.split(', '))} from {table} as t"
+        kept += " left anti join app.window as w on t.id = w.id"
+        kept += f" where {ranges}" if ranges else ""
+        rows = f"{kept} union all select {COLUMNS} from app.window where _change_type <> 'delete'"
+        rows = f"select * from ({rows}) order by id" if order else rows
+        options = f"with ('txnAppId' = 'bench/{table}', 'txnVersion' = '{through}')"
+        if ranges:
+            return f"insert into {table} {options} replace where {ranges.replace('t.id', 'id')} {rows}"
+        return f"insert overwrite {table} {options} {rows}"
+
     def candidates(self, through: int) -> dict[str, Callable[[], None]]:
         keys = [row[0] for row in self.sql("select id from app.window order by id")]  # type: ignore[index]
         ranges = key_ranges_condition(keys)
@@ -193,6 +235,12 @@ class Writes:
             "replace_where_ranges": lambda: self.replace_where(
                 TARGETS["replace_where_ranges"][0], through, True, with_ranges=True
             ),
+            "rewrite": lambda: self.rewrite(TARGETS["rewrite"][0], through),
+            "rewrite_unaligned": lambda: self.rewrite(TARGETS["rewrite_unaligned"][0], through, aligned=False),
+            "rewrite_sorted": lambda: self.rewrite(TARGETS["rewrite_sorted"][0], through, order=True, aligned=False),
+            "rewrite_dv": lambda: self.rewrite(TARGETS["rewrite_dv"][0], through),
+            "range_rewrite": lambda: self.rewrite(TARGETS["range_rewrite"][0], through, ranges),
+            "range_rewrite_dv": lambda: self.rewrite(TARGETS["range_rewrite_dv"][0], through, ranges),
             "rebuild": lambda: self.bounded(
                 f"create or replace table {TARGETS['rebuild'][0]} using delta "
                 f"as select {COLUMNS} from app.src order by id"

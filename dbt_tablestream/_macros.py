@@ -47,6 +47,7 @@ MACRO_FILES = (
     "materializations/settings_spec.sql",
     "materializations/settings_kinds.sql",
     "materializations/validate.sql",
+    "materializations/stream_write_choice.sql",
 )
 
 

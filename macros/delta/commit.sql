@@ -96,6 +96,7 @@
       ['spark.databricks.delta.merge.deletionVectors.persistent', 'false' if layout.get('copy_files') else none],
       ['spark.databricks.delta.replaceWhere.constraintCheck.enabled', replaces],
       ['spark.sql.parquet.filterPushdown', replaces],
+      ['spark.sql.files.openCostInBytes', '1099511627776' if layout.get('aligned') else none],
   ] -%}
   {%- for key, value in dbt_tablestream._stream_compaction_settings().items() -%}
     {%- do settings.append([key, value if layout.get('compact') else none]) -%}

@@ -20,8 +20,8 @@
 {% endmacro %}
 
 
-{% macro stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none) %}
-  {{ return(adapter.dispatch('stream_key_ranges_sql', 'dbt_tablestream')(relation, column, key_type, cap, counts, listed, file_keys)) }}
+{% macro stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none, target=none) %}
+  {{ return(adapter.dispatch('stream_key_ranges_sql', 'dbt_tablestream')(relation, column, key_type, cap, counts, listed, file_keys, target)) }}
 {% endmacro %}
 
 
@@ -35,8 +35,11 @@
      `listed` of them (as strings): all of them when distinct_keys <= listed (a replaceWhere's key
      list, stream_replace_where_sql). With `file_keys` (integer keys), also `key_files`: into how
      many runs of `file_keys` neighbouring values (0 to file_keys - 1, file_keys to ...) the values
-     fall, the files they would touch in a key-ordered target of files of file_keys rows. --#}
-{% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none) %}
+     fall, the files they would touch in a key-ordered target of files of file_keys rows. With
+     `target` (a relation), also `target_rows`, its row count: Delta answers a bare count(*) from
+     its log's statistics, without reading a data file (measured in bench/README.md, "The
+     write of a window"). --#}
+{% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none, target=none) %}
   {%- set key = dbt_tablestream._sql_identifier(column) -%}
   {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
   {%- set difference = 'try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key))' -%}
@@ -51,6 +54,7 @@
 select {% for name, aggregate in counts %}coalesce(sum({{ name }}), 0) as {{ name }}, {% endfor -%}
   {%- if listed > 0 %}coalesce(sum(__tablestream_keys), 0) as distinct_keys, to_json(flatten(collect_list(__tablestream_listed))) as listed_keys, {% endif -%}
   {%- if file_keys is not none %}size(array_distinct(flatten(collect_list(__tablestream_files)))) as key_files, {% endif -%}
+  {%- if target is not none %}(select count(*) from {{ target }}) as target_rows, {% endif -%}
   to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
 from (
   select min(__tablestream_key) as lo, max(__tablestream_key) as hi{% for name, aggregate in counts %}, sum({{ name }}) as {{ name }}{% endfor %}
@@ -124,13 +128,16 @@ from (
 {#-- The ranges check_stream_keys_not_null computes for the write's file skipping: of the first key
      column, when its type has ranges (_key_range_type) and merge_key_ranges is not 0; else none.
      `listed`: the most keys it lists too (a replaceWhere's key list), 0 for none; `file_rows`: the
-     target's rows per file (max_rows_per_file), by which integer keys are placed in files. --#}
-{% macro _stream_key_ranges_spec(schema, key, cap, listed=0, file_rows=none) %}
+     target's rows per file (max_rows_per_file), by which integer keys are placed in files, and
+     `target` the target relation, whose rows are counted beside them (the write's choice,
+     _stream_net_write_choice). --#}
+{% macro _stream_key_ranges_spec(schema, key, cap, listed=0, file_rows=none, target=none) %}
   {%- set found = [] -%}
   {%- for column in schema if column.name | lower == key | lower -%}{%- do found.append(column.dtype) -%}{%- endfor -%}
   {%- set key_type = dbt_tablestream._key_range_type(found[0]) if found else none -%}
   {%- set file_keys = file_rows if listed > 0 and key_type in dbt_tablestream._integer_key_suffixes() else none -%}
-  {{ return({'column': key, 'type': key_type, 'cap': cap, 'listed': listed, 'file_keys': file_keys} if key_type is not none and cap > 0 else none) }}
+  {{ return({'column': key, 'type': key_type, 'cap': cap, 'listed': listed, 'file_keys': file_keys,
+             'target': target if file_keys is not none else none} if key_type is not none and cap > 0 else none) }}
 {% endmacro %}
 
 

@@ -154,6 +154,44 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
 {% endmacro %}
 
 
+{#-- SQL that writes a stream's net changes (net_changes_sql) by rewriting the target from itself,
+     as one Delta commit carrying the stream's marker (docs/architecture.md, "A window's write"):
+     `INSERT OVERWRITE` of the target's rows less every key the window names (an anti join against
+     the window's keys, broadcast so that the target is read in place and never shuffled), plus
+     the window's upserts. Delta's overwrite removes the target's files by its log alone and the
+     SELECT reads the snapshot of the write's own transaction, so it reads and writes what a
+     rebuild does, no more. Applied twice it leaves what once does. `target_columns`: the
+     target's, in its order, as the insert is by position; `window_keys`: how many keys the window
+     names, to broadcast them only while they are few enough for every task to hold. --#}
+{% macro stream_rewrite_sql(target, netted, keys, target_columns, window_keys=none) %}
+  {{ return(adapter.dispatch('stream_rewrite_sql', 'dbt_tablestream')(target, netted, keys, target_columns, window_keys)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_rewrite_sql(target, netted, keys, target_columns, window_keys=none) %}
+  {%- set matches = [] -%}
+  {%- for key in keys -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(key) -%}
+    {%- do matches.append('__tablestream_target.' ~ quoted ~ ' = __tablestream_window.' ~ quoted) -%}
+  {%- endfor -%}
+  {%- set kept_columns = [] -%}
+  {%- for column in target_columns -%}{%- do kept_columns.append('__tablestream_target.' ~ dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
+  {%- set broadcast = window_keys is not none and window_keys <= 1000000 -%}
+  {%- set rewrite_sql -%}
+insert overwrite {{ target }}
+select {% if broadcast %}/*+ broadcast(__tablestream_window) */ {% endif %}{{ kept_columns | join(', ') }}
+from {{ target }} as __tablestream_target
+left anti join (select {{ dbt_tablestream._quoted_columns(keys) }} from ({{ netted }}) as __tablestream_net) as __tablestream_window
+  on {{ matches | join(' and ') }}
+union all
+select {{ dbt_tablestream._quoted_columns(target_columns) }}
+from ({{ netted }}) as __tablestream_net
+where __change_type in ('INSERT', 'UPDATE_AFTER')
+  {%- endset -%}
+  {{ return(rewrite_sql) }}
+{% endmacro %}
+
+
 {#-- SQL that MERGEs the newest event per key of a CDC event source (sequenced_changes_sql) into the
      target as one Delta commit carrying the stream's marker (docs/architecture.md, "Event
      sources"). An event changes a row only if its sequence is greater than the row's; it inserts a

@@ -41,20 +41,28 @@
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
+    {#-- The protocol's cap applies before the window's keys are listed. --#}
+    {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(settings.replace_where_keys) -%}
     {%- if stream.view is not none -%}
       {%- set ranges_spec = none if rebuild else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges,
-                                                                                        settings.replace_where_keys, settings.max_rows_per_file) -%}
+                                                                                        listed_keys, settings.max_rows_per_file, existing_relation) -%}
       {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, settings.sequence, ranges_spec) -%}
       {%- set rows_read = checked.rows_read -%}
       {%- set key_ranges = checked.key_ranges -%}
       {%- set window_keys = {'count': checked.distinct_keys, 'listed': checked.listed_keys, 'files': checked.key_files,
-                             'type': ranges_spec.type if ranges_spec is not none else none} -%}
+                             'target_rows': checked.target_rows, 'type': ranges_spec.type if ranges_spec is not none else none} -%}
     {%- endif -%}
+    {%- set properties = config.get('tblproperties') or {} -%}
+    {%- set write_choice = dbt_tablestream._stream_net_write_choice(
+          {'count': window_keys.count, 'listed': window_keys.listed, 'files': window_keys.files},
+          {'rows': window_keys.target_rows, 'vectors': (properties.get('delta.enableDeletionVectors') | string | lower) == 'true',
+           'feed': (properties.get('delta.enableChangeDataFeed') | string | lower) == 'true'},
+          {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys, 'max_rows_per_file': settings.max_rows_per_file}) -%}
     {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {
         'compiled_code': compiled_code, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
         'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation, 'rebuild': rebuild,
-        'key_ranges': key_ranges, 'window_keys': window_keys, 'relation_exists': dbt_tablestream.stream_relation_exists,
-        'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
+        'key_ranges': key_ranges, 'window_keys': window_keys, 'write_choice': write_choice,
+        'relation_exists': dbt_tablestream.stream_relation_exists, 'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
     {%- do dbt_tablestream.check_stream_contract(stream, plan.write_sql if rebuild else plan.upserts_sql, rebuild) -%}
     {%- for step in plan.statements -%}
       {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
@@ -73,9 +81,11 @@
         {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream,
-                                                       dict(layout, copy_files=plan.get('write') == 'merge_copying',
-                                                            replaces=plan.get('write') == 'replace_where')) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream, plan.get('layout', layout)) -%}
+      {%- if plan.get('write') == 'rewrite' and response.code == 'OK' -%}
+        {#-- Delta counts every row a rewrite wrote; the run reports the keys it changed. --#}
+        {%- do response.update({'rows_affected': window_keys.count}) -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endif -%}
 

@@ -12,12 +12,13 @@
      - `write_sql`: the rows of a rebuild (written by stream_write_sql), or the MERGE of a later run;
      - `upserts_sql`: on a later run, the rows the MERGE writes, whose columns on_schema_change
        compares with the target's; none on a rebuild;
-     - `write` (net, later runs): 'merge', 'merge_copying' or 'replace_where', the write
-       _stream_net_write chose.
+     - `write` and `layout` (net, later runs): the write _stream_net_write_choice chose ('merge',
+       'merge_copying', 'replace_where' or 'rewrite') and the session settings of its commit.
      `args`: compiled_code, keys, columns (the output's), data_columns (the target's), settings,
      stream, target, existing (the target relation on a later run, none on a rebuild), rebuild,
      key_ranges, window_keys ({count, listed, type, files}: check_stream_keys_not_null's distinct_keys,
-     listed_keys and key_files, and the key's type), relation_exists (a macro telling whether a relation exists) and
+     listed_keys and key_files, and the key's type), write_choice (the net strategy's later runs:
+     _stream_net_write_choice's), relation_exists (a macro telling whether a relation exists) and
      relation_columns (one giving a relation's column names). --#}
 {% macro spark__stream_merge_strategy_sql(strategy, args) %}
   {%- if strategy == 'net' -%}
@@ -36,8 +37,9 @@
 {% endmacro %}
 
 
-{#-- Net changes per key (the default): one change per key and window, upserted or deleted, by a
-     MERGE or, for a window _stream_net_write gives it, by replacing the window's keys. --#}
+{#-- Net changes per key (the default): one change per key and window, upserted or deleted, by the
+     write _stream_net_write_choice gives it: a MERGE, the window's keys replaced, or the target
+     rewritten from itself. --#}
 {% macro spark__stream_merge_net_sql(args) %}
   {%- set changes = dbt_tablestream.net_changes_sql(args.compiled_code, args['keys'], args.columns,
                                                     touched_deletes=not args.rebuild and dbt_tablestream._protocol_step('reapplies_windows', args.settings.protocol)()) -%}
@@ -46,52 +48,28 @@
                'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, args.settings.delete_mode == 'soft', args['keys'])}) }}
   {%- endif -%}
   {%- set upserts_sql = dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns) -%}
-  {%- set write = dbt_tablestream._stream_net_write(args.settings, args.window_keys) -%}
-  {%- if write == 'replace_where' -%}
+  {%- set choice = args.write_choice -%}
+  {%- if choice.write in ['replace_where', 'rewrite'] -%}
     {%- set target_columns = args.relation_columns(args.existing) -%}
-    {#-- The insert writes every target column: a target with other columns than the window's
-         (before on_schema_change syncs them) keeps its MERGE. --#}
+    {#-- Both insert every target column: a target with other columns than the window's (before
+         on_schema_change syncs them) keeps its MERGE. --#}
     {%- if target_columns | map('lower') | sort | list == args.data_columns | map('lower') | sort | list -%}
-      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': 'replace_where',
-                 'write_sql': dbt_tablestream.stream_replace_where_sql(args.target, changes, args['keys'][0],
-                                                                       dbt_tablestream._key_list_sql(args.window_keys.listed, args.window_keys.type),
-                                                                       args.key_ranges, target_columns)}) }}
+      {%- if choice.write == 'rewrite' -%}
+        {%- set write_sql = dbt_tablestream.stream_rewrite_sql(args.target, changes, args['keys'], target_columns, args.window_keys.count) -%}
+      {%- else -%}
+        {%- set write_sql = dbt_tablestream.stream_replace_where_sql(args.target, changes, args['keys'][0],
+                                                                     dbt_tablestream._key_list_sql(args.window_keys.listed, args.window_keys.type),
+                                                                     args.key_ranges, target_columns) -%}
+      {%- endif -%}
+      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout, 'write_sql': write_sql}) }}
     {%- endif -%}
+    {%- set choice = {'write': 'merge', 'layout': dict(choice.layout, replaces=false, aligned=false)} -%}
   {%- endif -%}
   {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns, '__commit_timestamp' in args.columns) -%}
-  {{ return({'statements': [], 'upserts_sql': upserts_sql,
-             'write': 'merge' if write == 'replace_where' else write,
+  {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout,
              'write_sql': dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
                                                             dbt_tablestream._stream_merge_update_columns(args.settings, args.data_columns),
                                                             args.data_columns, args.stream, args.key_ranges)}) }}
-{% endmacro %}
-
-
-{#-- How a later run of the net strategy writes its window (docs/architecture.md, "A window's
-     write"): 'replace_where' (stream_replace_where_sql) when the model may take it
-     (replace_where_keys, from _replace_where_refusal and merge_write), the window's keys are
-     listed (at most replace_where_max_keys, and 10,000 under the reapply protocol: the protocol's
-     step replace_where_keys; of a key type that lists) and, under merge_write auto,
-     spread out: its integer keys fall in at least 4 of the target's key-ordered files (of
-     max_rows_per_file rows), which hold 20 rows or more per changed key. A MERGE copies every row
-     of each file holding a changed key; replacing the keys costs more per run but copies less
-     (bench/README.md, "Writes for one window": at 10M rows a scattered window's MERGE took 9.2 s
-     and its replacement 6.4 s, or 4.2 s on a target with deletion vectors; a clustered one's,
-     touching 3 files, 1.7 s and 2.1 s). 'merge_copying' for a window known to touch few files of
-     a target the model gives deletion vectors (its tblproperties): its MERGE copies those files
-     rather than marking rows in vectors, the faster of the two there (1.1 s against 1.7 s). Else
-     'merge'. --#}
-{% macro _stream_net_write(settings, window_keys) %}
-  {%- if settings.replace_where_keys == 0 or window_keys.listed is none or window_keys.count == 0
-        or window_keys.count > dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(settings.replace_where_keys) -%}
-    {{ return('merge') }}
-  {%- endif -%}
-  {%- if settings.merge_write == 'replace_where' -%}{{ return('replace_where') }}{%- endif -%}
-  {%- set files = window_keys.files -%}
-  {%- if files is none -%}{{ return('merge') }}{%- endif -%}
-  {%- if files >= 4 and files * settings.max_rows_per_file >= 20 * window_keys.count -%}{{ return('replace_where') }}{%- endif -%}
-  {%- set vectors = (config.get('tblproperties') or {}).get('delta.enableDeletionVectors') -%}
-  {{ return('merge_copying' if (vectors | string | lower) == 'true' else 'merge') }}
 {% endmacro %}
 
 

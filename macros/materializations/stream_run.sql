@@ -65,9 +65,9 @@
      the window (rows_read) and, with `key_ranges` ({'column', 'type', 'cap', 'listed'}), the
      window's key ranges as literals (key_ranges: [[lo, hi], ...]), how many keys it holds
      (distinct_keys), with `file_keys` how many files of a key-ordered target its integer keys
-     touch (key_files, stream_key_ranges_sql's estimate) and, when they are at most `listed`, the
-     keys (listed_keys, as strings; _key_list_sql writes them as SQL), from the same one read of
-     the window. --#}
+     touch (key_files, stream_key_ranges_sql's estimate) and the target's rows (target_rows), and,
+     when they are at most `listed`, the keys (listed_keys, as strings; _key_list_sql writes them
+     as SQL), from the same one read of the window. --#}
 {% macro spark__check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
   {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence, key_ranges)).rows[0] -%}
   {%- set nulls = counts[1] -%}
@@ -86,13 +86,16 @@
     {%- endif -%}
   {%- endfor -%}
   {%- set ranges = [] -%}
-  {%- set checked = {'rows_read': counts[0] | int, 'key_ranges': ranges, 'distinct_keys': none, 'listed_keys': none, 'key_files': none} -%}
+  {%- set checked = {'rows_read': counts[0] | int, 'key_ranges': ranges, 'distinct_keys': none, 'listed_keys': none, 'key_files': none, 'target_rows': none} -%}
   {%- if key_ranges is not none -%}
     {%- do ranges.extend(dbt_tablestream._key_range_literals(counts['key_ranges'], key_ranges.type)) -%}
     {%- if key_ranges.get('listed', 0) > 0 -%}
       {%- do checked.update({'distinct_keys': counts['distinct_keys'] | int}) -%}
       {%- if key_ranges.get('file_keys') is not none -%}
         {%- do checked.update({'key_files': counts['key_files'] | int}) -%}
+        {%- if key_ranges.get('target') is not none -%}
+          {%- do checked.update({'target_rows': counts['target_rows'] | int}) -%}
+        {%- endif -%}
       {%- endif -%}
       {%- if checked.distinct_keys <= key_ranges.listed -%}
         {%- do checked.update({'listed_keys': fromjson(counts['listed_keys'] or '[]')}) -%}
@@ -117,7 +120,7 @@
   {%- endfor -%}
   {%- if key_ranges is not none -%}
     {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap, counts,
-                                                    key_ranges.get('listed', 0), key_ranges.get('file_keys'))) }}
+                                                    key_ranges.get('listed', 0), key_ranges.get('file_keys'), key_ranges.get('target'))) }}
   {%- endif -%}
   {%- set selected = [] -%}
   {%- for name, aggregate in counts -%}{%- do selected.append(aggregate ~ ' as ' ~ name) -%}{%- endfor -%}

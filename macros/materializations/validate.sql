@@ -65,8 +65,8 @@
   {%- set history = dbt_tablestream._validate_stream_history_config(settings, subject, events) -%}
   {%- set strategy = 'history' if history is not none else 'events' if events is not none else 'net' -%}
   {%- set refusal = dbt_tablestream._replace_where_refusal(settings, strategy) -%}
-  {%- if settings.merge_write == 'replace_where' and refusal is not none -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": merge_write: replace_where " ~ refusal ~ ". Use merge_write: auto (replace_where for the windows that qualify) or merge.") }}
+  {%- if settings.merge_write in ['replace_where', 'rewrite'] and refusal is not none -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": merge_write: " ~ settings.merge_write ~ " " ~ refusal ~ ". Use merge_write: auto (replace_where or rewrite for the windows that qualify) or merge.") }}
   {%- endif -%}
   {{ return({'max_rows_per_file': settings.max_rows_per_file or none, 'events': events, 'history': history, 'sequence': events.sequence if events else [],
              'strategy': strategy, 'replace_where_keys': 0 if refusal is not none or settings.merge_write == 'merge' else settings.replace_where_max_keys}) }}

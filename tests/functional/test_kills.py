@@ -1,7 +1,8 @@
 """A `dbt run` SIGKILLed at every step of the commit protocol (window_pinned, before_target_commit,
 after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge (written
-by MERGE, and by replacing the window's keys: merge_write replace_where), a table_stream, a
-stream_aggregate, and a stream_merge over several streams (a UNION of two sources).
+by MERGE, merge_write merge, and by replacing the window's keys, merge_write replace_where), a
+table_stream, a stream_aggregate, and a stream_merge over several streams (a UNION of two sources,
+merge_write auto: its small target is rewritten from itself).
 
 The five models are independent and run in parallel threads, and the fault names them all
 (``DBT_TABLESTREAM_FAULT=<step>@current+replaced+log+totals+shards``): each waits at the step until the others have
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.extended
 # Independent models: with a thread each they run side by side and all reach the fault's step.
 MODELS = {
     "current": (
-        "{{ config(materialized='stream_merge', unique_key='id') }}\n"
+        "{{ config(materialized='stream_merge', unique_key='id', merge_write='merge') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
     # The same mirror written by replacing the window's keys (stream_replace_where_sql).
@@ -53,6 +54,8 @@ MODELS = {
         " aggregates={'n': 'count(*)', 'total': 'sum(age)', 'low': 'min(age)', 'high': 'max(age)'}) }}\n"
         "select id % 2 as parity, age, __change_type from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
+    # A target of one file, whose every window touches half its files or more: rewritten from
+    # itself (stream_rewrite_sql).
     "shards": (
         "{{ config(materialized='stream_merge', unique_key='id') }}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 'a') }}\n"

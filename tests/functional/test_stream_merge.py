@@ -118,17 +118,29 @@ def test_model_may_filter_join_and_compute_over_the_stream(tmp_path: Path, strea
     assert target_state(bench) == Counter({(1, "A", 10): 1})
 
 
-def test_a_scattered_window_replaces_its_keys_and_a_clustered_one_merges(tmp_path: Path) -> None:
-    """merge_write auto: a window whose keys are spread over the target (in at least 4 of its
-    key-ordered files of max_rows_per_file rows, 20 rows or more per changed key) is written by
-    INSERT ... REPLACE WHERE, a WRITE commit; a window of neighbouring keys by MERGE. Each commit
-    carries the stream's marker, and leaves the source's rows. With merge_write merge, and with
-    more keys than replace_where_max_keys, the scattered window is merged. On a target the model
-    gives deletion vectors, the scattered window's replacement marks rows in vectors and the
-    clustered window's MERGE copies the files it touches instead (read with Spark: delta-rs's
-    pyarrow reader refuses such a table)."""
+def written_by(commit: dict) -> str:
+    """How a commit of DeltaTable.history wrote: MERGE, REPLACE (an overwrite with a predicate:
+    INSERT ... REPLACE WHERE) or REWRITE (an overwrite of the whole table)."""
+    if commit["operation"] != "WRITE":
+        return str(commit["operation"])
+    parameters = commit.get("operationParameters") or {}
+    assert parameters.get("mode") == "Overwrite", commit
+    return "REPLACE" if parameters.get("predicate") not in (None, "", "[]") else "REWRITE"
+
+
+def test_a_scattered_window_rewrites_the_target_and_a_clustered_one_merges(tmp_path: Path) -> None:
+    """merge_write auto (_stream_net_write_choice): a window whose keys fall in half the target's
+    key-ordered files (of max_rows_per_file rows) or more is written by rewriting the target from
+    itself (INSERT OVERWRITE), a window of neighbouring keys by MERGE. Each commit carries the
+    stream's marker, and leaves the source's rows. With merge_write replace_where the scattered
+    window replaces its keys (INSERT ... REPLACE WHERE); with merge_write merge, and with more keys
+    than replace_where_max_keys, it is merged. On a target the model gives deletion vectors the
+    scattered window replaces its keys, marking rows in vectors, and the clustered window's MERGE
+    copies the files it touches instead (read with Spark: delta-rs's pyarrow reader refuses such a
+    table)."""
     models = {
         "current": merge_model("max_rows_per_file=100"),
+        "replaced": merge_model("max_rows_per_file=100, merge_write='replace_where'"),
         "merged": merge_model("max_rows_per_file=100, merge_write='merge'"),
         "capped": merge_model("max_rows_per_file=100, merge_write='replace_where', replace_where_max_keys=5"),
         "vectors": merge_model("max_rows_per_file=100, tblproperties={'delta.enableDeletionVectors': 'true'}"),
@@ -142,7 +154,7 @@ def test_a_scattered_window_replaces_its_keys_and_a_clustered_one_merges(tmp_pat
         bench.source().delete(predicate.replace("3", "5") if "%" in predicate else "id = 510")
         bench.append([(5000 + len(writes), "new", 0)])
         bench.run()
-        for model in ("current", "merged", "capped"):
+        for model in ("current", "replaced", "merged", "capped"):
             assert target_state(bench, model) == source_state(bench), model
         vectors = Counter(
             tuple(row) for row in shared_spark().sql("select id, name, age from analytics.vectors").collect()
@@ -151,20 +163,32 @@ def test_a_scattered_window_replaces_its_keys_and_a_clustered_one_merges(tmp_pat
         history = DeltaTable(str(bench.target_path("current"))).history(1)[0]
         assert "current__app_t" in history["userMetadata"]
         writes.append(
-            (
-                history["operation"],
-                *(
-                    DeltaTable(str(bench.target_path(model))).history(1)[0]["operation"]
-                    for model in ("merged", "capped")
-                ),
+            tuple(
+                written_by(DeltaTable(str(bench.target_path(model))).history(1)[0])
+                for model in ("current", "replaced", "merged", "capped")
             )
         )
         vectors_table = DeltaTable(str(bench.target_path("vectors")))
-        vectors_commit = vectors_table.history(1)[0]
         writes.append(
-            (vectors_commit["operation"], commit_adds_vectors(bench.target_path("vectors"), vectors_table.version()))
+            (
+                written_by(vectors_table.history(1)[0]),
+                commit_adds_vectors(bench.target_path("vectors"), vectors_table.version()),
+            )
         )
-    assert writes == [("WRITE", "MERGE", "MERGE"), ("WRITE", True), ("MERGE", "MERGE", "MERGE"), ("MERGE", False)]
+    assert writes == [
+        ("REWRITE", "REPLACE", "MERGE", "MERGE"),
+        ("REPLACE", True),
+        ("MERGE", "REPLACE", "MERGE", "MERGE"),
+        ("MERGE", False),
+    ]
+    # A rewrite keeps each file's key range: every file of the rewritten target holds keys of one
+    # 100-key run of the build's key order, or only the window's upserts.
+    spans = (
+        shared_spark()
+        .sql("select min(id) as lo, max(id) as hi from analytics.current group by _metadata.file_path")
+        .collect()
+    )
+    assert sum(1 for row in spans if row.hi - row.lo >= 100) <= 2, spans
 
 
 @pytest.mark.parametrize(

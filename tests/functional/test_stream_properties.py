@@ -119,6 +119,12 @@ MODELS = {
         f"{{{{ config(materialized='stream_merge', unique_key={LANE_KEY}) }}}}\n"
         "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
     ),
+    # The mirror written by MERGE (merge_write merge): "current", on a target of one file, is
+    # rewritten from itself (merge_write auto, _stream_net_write_choice).
+    "merged": (
+        f"{{{{ config(materialized='stream_merge', unique_key={LANE_KEY}, merge_write='merge') }}}}\n"
+        "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
+    ),
     "changes": stream_model(f"unique_key={LANE_KEY}"),
     # The mirror written by replacing each window's keys (merge_write replace_where), which takes
     # a key of one column.
@@ -132,6 +138,7 @@ MODELS = {
 # row: its net changes cannot be re-applied exactly (docs/architecture.md).
 WAREHOUSE_MODELS = {
     "current": MODELS["current"],
+    "merged": MODELS["merged"],
     "changes": stream_model(
         f"unique_key={LANE_KEY}, net_changes=false", columns="lane, id, name, age, __change_type, __commit_version"
     ),
@@ -140,7 +147,7 @@ WAREHOUSE_MODELS = {
     "replaced": MODELS["replaced"],
     "totals": TOTALS,
 }
-STREAMS = {"current__app_t", "changes__app_t", "replaced__app_t", "totals__app_t"}
+STREAMS = {"current__app_t", "merged__app_t", "changes__app_t", "replaced__app_t", "totals__app_t"}
 WAREHOUSE_STREAMS = {f"{model}__app_t" for model in WAREHOUSE_MODELS}
 
 
@@ -194,7 +201,7 @@ class KeyedLane(StepLane):
         reached = {row["stream_name"] for row in view.offsets() if row["to_version"] == latest}
         assert reached >= STREAMS, f"offsets at the latest version {latest}: {sorted(reached)}"
         now = self.state(view, latest)
-        for model in ("current", "replaced"):
+        for model in ("current", "merged", "replaced"):
             target = Counter(row[:4] for row in self.mine(view.target(model)).elements())
             assert target == Counter(now.values()), (
                 f"stream_merge {model}: only in the target {target - Counter(now.values())},"

@@ -347,6 +347,13 @@ class ModelRender:
             "key_ranges": key_ranges,
             "relation_exists": lambda relation: not first,
             "window_keys": {"count": None, "listed": None, "type": None, "files": None},
+            # A window of keys not counted: merged (_stream_net_write_choice).
+            "write_choice": self.call(
+                "_stream_net_write_choice",
+                {"count": None, "listed": None, "files": None},
+                {"rows": None, "vectors": False, "feed": False},
+                {"merge_write": "auto", "replace_where_keys": 0, "max_rows_per_file": settings["max_rows_per_file"]},
+            ),
             "relation_columns": lambda relation: data_columns,
         }
         plan = self.call("stream_merge_strategy_sql", settings["strategy"], args)

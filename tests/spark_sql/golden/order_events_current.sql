@@ -120,6 +120,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- order_events_current: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- order_events_current: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- order_events_current: first_run / commit_open
@@ -439,6 +442,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- order_events_current: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- order_events_current: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- order_events_current: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

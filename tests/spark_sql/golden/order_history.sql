@@ -65,6 +65,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- order_history: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- order_history: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- order_history: first_run / commit_open
@@ -333,6 +336,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- order_history: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- order_history: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- order_history: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -50,6 +50,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_changes: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_changes: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_changes: first_run / commit_open
@@ -206,6 +209,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_changes: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_changes: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -65,6 +65,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_changes_since_timestamp: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_changes_since_timestamp: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_changes_since_timestamp: first_run / commit_open
@@ -230,6 +233,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_changes_since_timestamp: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes_since_timestamp: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_changes_since_timestamp: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -62,6 +62,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_changes_since_version: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_changes_since_version: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_changes_since_version: first_run / commit_open
@@ -227,6 +230,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_changes_since_version: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_changes_since_version: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_changes_since_version: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -67,6 +67,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_current: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_current: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_current: first_run / commit_open
@@ -296,6 +299,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_current: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_current: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_current: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -88,6 +88,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_current_bounded: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_current_bounded: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_current_bounded: first_run / commit_open
@@ -326,6 +329,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_current_bounded: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_current_bounded: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_current_bounded: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -76,6 +76,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_current_changes: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_current_changes: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_current_changes: first_run / commit_open
@@ -314,6 +317,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_current_changes: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_current_changes: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_current_changes: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -90,6 +90,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_current_ignore_deletes: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_current_ignore_deletes: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_current_ignore_deletes: first_run / commit_open
@@ -331,6 +334,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_current_ignore_deletes: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_current_ignore_deletes: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_current_ignore_deletes: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

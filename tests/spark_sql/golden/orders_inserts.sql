@@ -41,6 +41,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_inserts: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_inserts: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_inserts: first_run / commit_open
@@ -190,6 +193,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_inserts: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_inserts: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_inserts: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

@@ -91,6 +91,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_net_changes: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_net_changes: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_net_changes: first_run / commit_open
@@ -302,6 +305,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_net_changes: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_net_changes: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_net_changes: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;

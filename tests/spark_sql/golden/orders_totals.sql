@@ -47,6 +47,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 reset spark.sql.parquet.filterPushdown;
 
 -- orders_totals: first_run / commit_open
+reset spark.sql.files.openCostInBytes;
+
+-- orders_totals: first_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
 
 -- orders_totals: first_run / commit_open
@@ -338,6 +341,9 @@ reset spark.databricks.delta.replaceWhere.constraintCheck.enabled;
 
 -- orders_totals: next_run / commit_open
 reset spark.sql.parquet.filterPushdown;
+
+-- orders_totals: next_run / commit_open
+reset spark.sql.files.openCostInBytes;
 
 -- orders_totals: next_run / commit_open
 reset spark.databricks.delta.autoCompact.enabled;
