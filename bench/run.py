@@ -79,9 +79,17 @@ CHANGES_VARIANTS = ("stream_merge", "stream_merge_changes", "stream_merge_spark_
 # default) and without it, over the same windows.
 CARRYOVER_VARIANTS = ("stream_merge", "stream_merge_keep_carryovers", "table_stream", "table_stream_keep_carryovers")
 # --scale: this package's write chosen per window (merge_write auto) with and without deletion
-# vectors, and every window merged (merge_write merge, the old MERGE), against the stock
-# incremental and a rebuild; `floor` and `floor_expert` run beside them (Bench.floor).
-SCALE_VARIANTS = ("stream_merge", "stream_merge_dv", "stream_merge_merge_only", "cdf_incremental", "rebuild")
+# vectors, every window merged (merge_write merge, the old MERGE) and every window's keys replaced
+# (merge_write replace_where, the write of a spread-out window before the rewrite), against the
+# stock incremental and a rebuild; `floor` and `floor_expert` run beside them (Bench.floor).
+SCALE_VARIANTS = (
+    "stream_merge",
+    "stream_merge_dv",
+    "stream_merge_merge_only",
+    "stream_merge_replace",
+    "cdf_incremental",
+    "rebuild",
+)
 # --warehouse: the commit protocols side by side, the same models run with the marked protocol (a
 # cluster's) and the reapply protocol (a SQL warehouse's: no session setting).
 WAREHOUSE_VARIANTS = ("stream_merge", "stream_merge_reapply", "table_stream", "table_stream_reapply")
@@ -591,6 +599,14 @@ def scale_result_line(table: dict[str, dict[int, dict[str, dict[str, float]]]]) 
         f"{ratio('scattered', largest('scattered', 'stream_merge_merge_only'), 'stream_merge_merge_only', 'rebuild'):.2f} "
         f"merge_only_clustered_vs_rebuild="
         f"{ratio('clustered', largest('clustered', 'stream_merge_merge_only'), 'stream_merge_merge_only', 'rebuild'):.2f} "
+        f"replace_scattered_vs_rebuild="
+        f"{ratio('scattered', largest('scattered', 'stream_merge_replace'), 'stream_merge_replace', 'rebuild'):.2f} "
+        "scattered_vs_rebuild_by_size="
+        + ",".join(
+            f"{int(rows) // 1_000_000}M:{ratio('scattered', rows, merge, 'rebuild'):.2f}"
+            for rows in sorted(table.get("scattered", {}), key=int)
+        )
+        + " "
         f"jvm_mb={value('clustered', small, merge, 'jvm_rss_mb'):.0f}->{value('clustered', clustered, merge, 'jvm_rss_mb'):.0f}"
     )
 
