@@ -49,18 +49,19 @@
 {% endmacro %}
 
 
-{% macro stream_window_cache_sql(name, rows_sql) %}
-  {{ return(adapter.dispatch('stream_window_cache_sql', 'dbt_tablestream')(name, rows_sql)) }}
+{% macro stream_window_cache_sql(name, rows_sql, lazy=false) %}
+  {{ return(adapter.dispatch('stream_window_cache_sql', 'dbt_tablestream')(name, rows_sql, lazy)) }}
 {% endmacro %}
 
 
 {#-- A window's rows read once into Spark's cache as the session's temporary view `name`, for a run
      that reads them more than once (the protocol step caches_windows); its statements, in order.
      The view is replaced, not created: a run that failed before stream_window_uncache_sql left
-     its view in the session. --#}
-{% macro spark__stream_window_cache_sql(name, rows_sql) %}
+     its view in the session. `lazy`: the cache fills on the first read of the view rather than
+     at once, so a run whose first read is its own (stream_merge's key check) reads the window once. --#}
+{% macro spark__stream_window_cache_sql(name, rows_sql, lazy=false) %}
   {{ return(['create or replace temporary view ' ~ dbt_tablestream._sql_identifier(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached',
-             'cache table ' ~ dbt_tablestream._sql_identifier(name)]) }}
+             'cache ' ~ ('lazy ' if lazy else '') ~ 'table ' ~ dbt_tablestream._sql_identifier(name)]) }}
 {% endmacro %}
 
 

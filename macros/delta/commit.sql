@@ -6,7 +6,9 @@
 {#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
      'merge') as the run's one commit, under the run's protocol. Returns its response: code
      'SKIPPED' when a concurrent run had already applied the window, and rows_affected. `layout`:
-     how the write lays out its files (stream_commit_open_sql). --#}
+     how the write lays out its files (stream_commit_open_sql), and `rows_written`, the rows to
+     report when the run counted them itself (a rewrite's, whose commit counts every row of the
+     table): no read of the commit's metrics. --#}
 {% macro stream_commit(target, sql, mode, stream, layout={}) %}
   {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream, layout)) }}
 {% endmacro %}

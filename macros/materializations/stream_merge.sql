@@ -43,10 +43,23 @@
   {%- else -%}
     {#-- The protocol's cap applies before the window's keys are listed. --#}
     {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(settings.replace_where_keys) -%}
+    {#-- The key check and the write each read the window (a rewrite twice): a later run whose
+         window opens many files reads it once, where the protocol can cache, the cache filled by
+         the check's read. A small window is read again rather than pay the cache's statements. --#}
+    {%- set window_files = stream.inputs | map(attribute='window_files') | list -%}
+    {%- set cached = '__tablestream_window_' ~ this.identifier
+          if not rebuild and stream.view is not none and dbt_tablestream._protocol_step('caches_windows', settings.protocol)()
+             and (none in window_files or window_files | sum >= 8) else none -%}
+    {%- if cached is not none -%}
+      {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code, lazy=true) -%}
+        {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
+      {%- endfor -%}
+    {%- endif -%}
+    {%- set rows_sql = compiled_code if cached is none else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
     {%- if stream.view is not none -%}
       {%- set ranges_spec = none if rebuild else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges,
                                                                                         listed_keys, settings.max_rows_per_file, existing_relation) -%}
-      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys, settings.sequence, ranges_spec) -%}
+      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, rows_sql, keys, settings.sequence, ranges_spec) -%}
       {%- set rows_read = checked.rows_read -%}
       {%- set key_ranges = checked.key_ranges -%}
       {%- set window_keys = {'count': checked.distinct_keys, 'listed': checked.listed_keys, 'files': checked.key_files,
@@ -59,7 +72,7 @@
            'feed': (properties.get('delta.enableChangeDataFeed') | string | lower) == 'true'},
           {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys, 'max_rows_per_file': settings.max_rows_per_file}) -%}
     {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {
-        'compiled_code': compiled_code, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
+        'compiled_code': rows_sql, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
         'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation, 'rebuild': rebuild,
         'key_ranges': key_ranges, 'window_keys': window_keys, 'write_choice': write_choice,
         'relation_exists': dbt_tablestream.stream_relation_exists, 'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
@@ -81,11 +94,14 @@
         {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation, existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream, plan.get('layout', layout)) -%}
-      {%- if plan.get('write') == 'rewrite' and response.code == 'OK' -%}
-        {#-- Delta counts every row a rewrite wrote; the run reports the keys it changed. --#}
-        {%- do response.update({'rows_affected': window_keys.count}) -%}
-      {%- endif -%}
+      {#-- Delta counts every row a rewrite wrote; the run reports the keys it changed. --#}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream,
+                                                       dict(plan.get('layout', layout), rows_written=window_keys.count if plan.get('write') == 'rewrite' else none)) -%}
+    {%- endif -%}
+    {%- if cached is not none -%}
+      {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
+        {%- call statement('uncache_window') -%}{{ statement_sql }}{%- endcall -%}
+      {%- endfor -%}
     {%- endif -%}
   {%- endif -%}
 

@@ -28,7 +28,8 @@
   {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
   {%- set own = dbt_tablestream._own_commit(history, stream) -%}
   {%- if own is not none -%}
-    {{ return({'code': 'OK', 'rows_affected': dbt_tablestream._rows_written(load_result('main'), history, own)}) }}
+    {{ return({'code': 'OK', 'rows_affected': layout.rows_written if layout.get('rows_written') is not none
+                                              else dbt_tablestream._rows_written(load_result('main'), history, own)}) }}
   {%- endif -%}
   {%- set marker = dbt_tablestream._find_commit_marker(history, stream.stream) -%}
   {%- if marker is not none and marker.stream_id == stream.stream_id and (marker.to | int) >= stream.through -%}

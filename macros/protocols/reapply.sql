@@ -29,6 +29,9 @@
     {{ sql }}
   {%- endcall -%}
   {%- set result = load_result('main') -%}
+  {%- if layout.get('rows_written') is not none -%}
+    {{ return({'code': 'OK', 'rows_affected': layout.rows_written}) }}
+  {%- endif -%}
   {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
     {{ return({'code': 'OK', 'rows_affected': result.table.rows[0]['num_affected_rows'] | int}) }}
   {%- endif -%}

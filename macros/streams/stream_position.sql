@@ -76,6 +76,10 @@
   {%- if not parts.recreated and not stream.snapshot and dbt_tablestream._window_appends_only(stream.after, through, window_rows) -%}
     {%- do parts.update({'appends_only': true}) -%}
   {%- endif -%}
+  {%- set window_files = dbt_tablestream._window_files(stream.after, through, window_rows) if not parts.recreated and not stream.snapshot else none -%}
+  {%- if window_files is not none -%}
+    {%- do parts.update({'window_files': window_files}) -%}
+  {%- endif -%}
   {%- for row in window_rows or [] if not parts.recreated and not stream.snapshot and (row['version'] | int) == stream.after + 1
         and (row['operation'] | upper) in schema_operations -%}
     {%- do parts.update({'schema_change': (row['operation'] | upper) ~ ' at version ' ~ row['version']}) -%}

@@ -27,7 +27,7 @@
 {% macro _stream_input(settings, fields) %}
   {%- set optional = {'epoch': none, 'source_table_id': none, 'latest': fields.get('through'), 'restart': false, 'snapshot': false,
                       'timestamp': none, 'file_retention': none, 'runs': none, 'view': none, 'split': none,
-                      'schema_change': none, 'schema_version': none, 'appends_only': false, 'note': none, 'files': none,
+                      'schema_change': none, 'schema_version': none, 'appends_only': false, 'window_files': none, 'note': none, 'files': none,
                       'subject': dbt_tablestream._stream_subject(fields.stream), 'remedy': none} -%}
   {%- for name in fields if name not in ['stream', 'source', 'after', 'through'] and name not in optional -%}
     {{ exceptions.raise_compiler_error("_stream_input: unknown key " ~ name ~ " (stream_value.yml lists the keys).") }}

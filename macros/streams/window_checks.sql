@@ -168,6 +168,25 @@
 {% endmacro %}
 
 
+{#-- About how many files a read of the versions (after, through] opens, from their commits'
+     operationMetrics in DESCRIBE HISTORY (`window_rows`): the data and change files each commit
+     added or removed and the files it gave a new deletion vector, which the change feed reads
+     whole to find the rows the vector removed. None when the rows do not list every version with
+     its metrics.
+     stream_merge caches a window that opens many (docs/architecture.md, "A window's write"). --#}
+{% macro _window_files(after, through, window_rows) %}
+  {%- set found = namespace(versions=0, files=0) -%}
+  {%- for row in window_rows or [] if (row['version'] | int) > after and (row['version'] | int) <= through
+        and row.get('operationMetrics') is not none -%}
+    {%- set found.versions = found.versions + 1 -%}
+    {%- for count in modules.re.findall('num(?:AddedFiles|RemovedFiles|Files|AddedChangeFiles|DeletionVectorsAdded|DeletionVectorsUpdated)\W+(\d+)', row['operationMetrics'] | string) -%}
+      {%- set found.files = found.files + (count | int) -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {{ return(found.files if through > after and found.versions == through - after else none) }}
+{% endmacro %}
+
+
 {#-- A window that Delta's changelog cannot read: row tracking was turned on after its first
      version, or turned off inside it. --#}
 {% macro _changelog_window_problem(stream, toggle) %}

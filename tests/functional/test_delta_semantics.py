@@ -254,3 +254,23 @@ def test_a_full_refresh_keeps_the_change_feed_of_a_target_others_stream_from(tmp
     bench.append([(3, "c", 3)])
     bench.run("-s", "up")
     assert ids(bench.run_appended("down")) == [3]
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+def test_a_count_of_the_target_inside_the_window_check_reads_no_data_file(tmp_path: Path, vectors: bool) -> None:
+    """stream_merge's window check counts the target's rows beside the window's keys
+    (stream_key_ranges_sql's `target`), for the write's choice: Delta answers a bare count(*) from
+    its log's statistics (OptimizeMetadataOnlyDeltaQuery), with or without deletion vectors, so the
+    count reads no data file of the target."""
+    spark = shared_spark()
+    target = f"delta.`{sql_path(tmp_path / 'target')}`"
+    spark.sql(
+        f"create table {target} using delta tblproperties ('delta.enableDeletionVectors' = '{str(vectors).lower()}')"
+        " as select id from range(10000)"
+    )
+    spark.sql(f"delete from {target} where id % 10 = 0")
+    query = spark.sql(f"select count(*) as keys, (select count(*) from {target}) as target_rows from range(5)")
+    assert [tuple(row) for row in query.collect()] == [(5, 9000)]
+    plan = query._jdf.queryExecution().executedPlan().toString()
+    # The outer query reads range(5); the count is a literal row computed from the log.
+    assert "FileScan" not in plan and "LocalTableScan" in plan, plan

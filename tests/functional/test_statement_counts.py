@@ -31,11 +31,14 @@ KINDS = ("first build", "a window", "an empty window", "a rebuild")
 STATEMENTS: dict[str, dict[str, dict[str, int]]] = {
     "marked": {
         "changes": {"first build": 16, "a window": 20, "an empty window": 8, "a rebuild": 18},
-        "current": {"first build": 20, "a window": 23, "an empty window": 8, "a rebuild": 22},
+        # A window of this one-file target is rewritten from itself (_stream_net_write_choice), which
+        # reads the target's columns first (one DESCRIBE): 23 when it was merged.
+        "current": {"first build": 20, "a window": 24, "an empty window": 8, "a rebuild": 22},
     },
     "reapply": {
         "changes": {"first build": 11, "a window": 14, "an empty window": 8, "a rebuild": 13},
-        "current": {"first build": 12, "a window": 14, "an empty window": 8, "a rebuild": 14},
+        # The same DESCRIBE: 14 when it was merged.
+        "current": {"first build": 12, "a window": 15, "an empty window": 8, "a rebuild": 14},
     },
 }
 # At 152fcc4, before the work of cutting a run's fixed cost began: the counts this test started from.

@@ -322,6 +322,16 @@ class ModelRender:
         excluded = [*STREAM_COLUMNS, *settings["target_exclude_columns"]]
         data_columns = [column for column in self.output_columns if column not in excluded]
         key_ranges: list[list[str]] = []
+        cached = None
+        if (
+            not first
+            and stream["view"] is not None
+            and self.call("_protocol_step", "caches_windows", settings["protocol"])()
+        ):
+            cached = f"__tablestream_window_{self.this.identifier}"
+            for sql in self.call("stream_window_cache_sql", cached, compiled, True):
+                yield statement("cache_window", sql)
+            compiled = f"select * from {self.context['adapter'].quote(cached)}"
         if stream["view"] is not None:
             spec = None
             if not first:
@@ -363,6 +373,9 @@ class ModelRender:
             yield statement("write", self.call("stream_write_sql", self.this, plan["write_sql"], "overwrite", stream))
         else:
             yield statement("write", plan["write_sql"])
+        if cached is not None:
+            for sql in self.call("stream_window_uncache_sql", cached):
+                yield statement("uncache_window", sql)
 
     def stream_aggregate_write(
         self, stream: dict[str, Any], compiled: str, first: bool, statement: Callable[..., Statement]

@@ -129,3 +129,25 @@ def test_a_window_of_appends_alone_is_marked_appends_only() -> None:
     assert render("_stream_window_parts", window(2, 4), "t0", appends) == {"recreated": True}
     overwrite = [{"version": 5, "operation": "WRITE", "operationParameters": {"mode": "Overwrite"}}, *appends]
     assert render("_stream_window_parts", window(2, 5), "t1", overwrite) == {"recreated": False}
+
+
+def test_a_window_counts_the_files_its_read_opens_from_the_commits_metrics() -> None:
+    """_window_files: the files each commit of the window added or removed, its change files and the
+    files it gave a deletion vector, from DESCRIBE HISTORY's operationMetrics (a mapping on a local
+    session, text over Thrift); none when a version of the window is not listed with them."""
+    rows = [
+        {
+            "version": 6,
+            "operation": "DELETE",
+            "operationMetrics": {"numDeletionVectorsAdded": "40", "numRemovedFiles": "0"},
+        },
+        {
+            "version": 5,
+            "operation": "UPDATE",
+            "operationMetrics": "{numAddedFiles=2, numRemovedFiles=1, numAddedChangeFiles=1, numUpdatedRows=9}",
+        },
+        {"version": 4, "operation": "WRITE", "operationMetrics": {"numFiles": "3", "numOutputRows": "1000"}},
+    ]
+    assert render("_stream_window_parts", window(3, 6), "t1", rows)["window_files"] == 47
+    assert render("_stream_window_parts", window(4, 6), "t1", rows)["window_files"] == 44
+    assert "window_files" not in render("_stream_window_parts", window(2, 6), "t1", rows)

@@ -22,7 +22,7 @@ describe history `app`.`order_events` limit 1;
 -- order_events_current: first_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -42,7 +42,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_i
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -67,7 +67,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -162,7 +162,7 @@ from (with __tablestream_events as (
 
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 9, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -280,7 +280,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- order_events_current: next_run / model
 select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -304,6 +304,38 @@ from (
 ) as __tablestream_changes
 );
 
+-- order_events_current: next_run / cache_window
+create or replace temporary view `__tablestream_window_order_events_current` as select * from (
+
+select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
+from (
+  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
+  select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
+    case _change_type
+      when 'insert' then 'INSERT'
+      when 'update_preimage' then 'UPDATE_BEFORE'
+      when 'update_postimage' then 'UPDATE_AFTER'
+      when 'delete' then 'DELETE'
+    end as __change_type,
+    _commit_version as __commit_version,
+    _commit_timestamp as __commit_timestamp
+  from (select * from (
+    select *,
+      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
+      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
+      row_number() over (__tablestream_side) as __tablestream_rank
+    from table_changes('app.order_events', 6, 9)
+    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
+        rows between unbounded preceding and unbounded following),
+      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
+  ) as __tablestream_pairs
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+) as __tablestream_changes
+)) as __tablestream_cached;
+
+-- order_events_current: next_run / cache_window
+cache lazy table `__tablestream_window_order_events_current`;
+
 -- order_events_current: next_run / null_keys
 select coalesce(sum(rows_read), 0) as rows_read, coalesce(sum(null_keys), 0) as null_keys, coalesce(sum(null_sequence_0), 0) as null_sequence_0, coalesce(sum(null_sequence_1), 0) as null_sequence_1, to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
 from (
@@ -319,33 +351,7 @@ from (
         select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
         from (
           select `order_id` as __tablestream_key, count(*) as rows_read, count_if(`order_id` is null) as null_keys, count_if(__change_type <> 'UPDATE_BEFORE' and `event_ts` is null) as null_sequence_0, count_if(__change_type <> 'UPDATE_BEFORE' and `lsn` is null) as null_sequence_1
-          from (
-
-select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
-from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
-  select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
-    case _change_type
-      when 'insert' then 'INSERT'
-      when 'update_preimage' then 'UPDATE_BEFORE'
-      when 'update_postimage' then 'UPDATE_AFTER'
-      when 'delete' then 'DELETE'
-    end as __change_type,
-    _commit_version as __commit_version,
-    _commit_timestamp as __commit_timestamp
-  from (select * from (
-    select *,
-      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
-      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
-      row_number() over (__tablestream_side) as __tablestream_rank
-    from table_changes('app.order_events', 6, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
-        rows between unbounded preceding and unbounded following),
-      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
-  ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
-) as __tablestream_changes
-)) as __tablestream_rows
+          from (select * from `__tablestream_window_order_events_current`) as __tablestream_rows
           group by `order_id`
         ) as __tablestream_keys
       ) as __tablestream_gaps
@@ -361,33 +367,7 @@ select `order_id`, `event_ts`, `lsn`, current_timestamp() as __tablestream_recor
 from (with __tablestream_events as (
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`, `__commit_timestamp`,
     __change_type = 'DELETE' or coalesce((op = 'd'), false) as __tablestream_delete
-  from (
-
-select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
-from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
-  select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
-    case _change_type
-      when 'insert' then 'INSERT'
-      when 'update_preimage' then 'UPDATE_BEFORE'
-      when 'update_postimage' then 'UPDATE_AFTER'
-      when 'delete' then 'DELETE'
-    end as __change_type,
-    _commit_version as __commit_version,
-    _commit_timestamp as __commit_timestamp
-  from (select * from (
-    select *,
-      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
-      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
-      row_number() over (__tablestream_side) as __tablestream_rank
-    from table_changes('app.order_events', 6, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
-        rows between unbounded preceding and unbounded following),
-      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
-  ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
-) as __tablestream_changes
-)) as __tablestream_model
+  from (select * from `__tablestream_window_order_events_current`) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_ordered as (
   select __tablestream_event.*, named_struct('s0', __tablestream_event.`event_ts`, 's1', __tablestream_event.`lsn`, 'd', __tablestream_event.__tablestream_delete, 'h', xxhash64(__tablestream_event.`order_id`, __tablestream_event.`op`, __tablestream_event.`event_ts`, __tablestream_event.`lsn`, __tablestream_event.`amount`, __tablestream_event.`status`)) as __tablestream_order
@@ -479,33 +459,7 @@ using (
   from (with __tablestream_events as (
   select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`, `__commit_timestamp`,
     __change_type = 'DELETE' or coalesce((op = 'd'), false) as __tablestream_delete
-  from (
-
-select order_id, op, event_ts, lsn, amount, status, __change_type, __commit_timestamp
-from (
-  /* tablestream:window {"stream": "order_events_current__app_order_events", "stream_id": "tablestream\/order_events_current__app_order_events\/0", "source": "app.order_events", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream order_events_current__app_order_events", "remedy": null} */
-  select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`,
-    case _change_type
-      when 'insert' then 'INSERT'
-      when 'update_preimage' then 'UPDATE_BEFORE'
-      when 'update_postimage' then 'UPDATE_AFTER'
-      when 'delete' then 'DELETE'
-    end as __change_type,
-    _commit_version as __commit_version,
-    _commit_timestamp as __commit_timestamp
-  from (select * from (
-    select *,
-      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
-      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
-      row_number() over (__tablestream_side) as __tablestream_rank
-    from table_changes('app.order_events', 6, 9)
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
-        rows between unbounded preceding and unbounded following),
-      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
-  ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
-) as __tablestream_changes
-)) as __tablestream_model
+  from (select * from `__tablestream_window_order_events_current`) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_ordered as (
   select __tablestream_event.*, named_struct('s0', __tablestream_event.`event_ts`, 's1', __tablestream_event.`lsn`, 'd', __tablestream_event.__tablestream_delete, 'h', xxhash64(__tablestream_event.`order_id`, __tablestream_event.`op`, __tablestream_event.`event_ts`, __tablestream_event.`lsn`, __tablestream_event.`amount`, __tablestream_event.`status`)) as __tablestream_order
@@ -571,6 +525,12 @@ reset spark.sql.files.maxRecordsPerFile;
 
 -- order_events_current: next_run / target_marker
 describe history `analytics`.`order_events_current` limit 5;
+
+-- order_events_current: next_run / uncache_window
+uncache table if exists `__tablestream_window_order_events_current`;
+
+-- order_events_current: next_run / uncache_window
+drop view if exists `__tablestream_window_order_events_current`;
 
 -- order_events_current: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

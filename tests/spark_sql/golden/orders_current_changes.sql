@@ -31,7 +31,7 @@ describe history `app`.`orders` limit 1;
 -- orders_current_changes: first_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -51,7 +51,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -117,7 +117,7 @@ from (with __tablestream_changes as (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": true, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -232,7 +232,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_current_changes: next_run / model
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -256,26 +256,12 @@ from (
 ) as __tablestream_changes
 );
 
--- orders_current_changes: next_run / null_keys
-select coalesce(sum(rows_read), 0) as rows_read, coalesce(sum(null_keys), 0) as null_keys, to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
-from (
-  select min(__tablestream_key) as lo, max(__tablestream_key) as hi, sum(rows_read) as rows_read, sum(null_keys) as null_keys
-  from (
-    select *,
-      sum(case when __tablestream_cut < 32 then 1 else 0 end)
-        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
-    from (
-      select *,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
-      from (
-        select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
-        from (
-          select `order_id` as __tablestream_key, count(*) as rows_read, count_if(`order_id` is null) as null_keys
-          from (
+-- orders_current_changes: next_run / cache_window
+create or replace temporary view `__tablestream_window_orders_current_changes` as select * from (
 
 select order_id, customer, amount, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -297,7 +283,27 @@ from (
   ) as __tablestream_pairs
   where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
-)) as __tablestream_rows
+)) as __tablestream_cached;
+
+-- orders_current_changes: next_run / cache_window
+cache lazy table `__tablestream_window_orders_current_changes`;
+
+-- orders_current_changes: next_run / null_keys
+select coalesce(sum(rows_read), 0) as rows_read, coalesce(sum(null_keys), 0) as null_keys, to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
+from (
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi, sum(rows_read) as rows_read, sum(null_keys) as null_keys
+  from (
+    select *,
+      sum(case when __tablestream_cut < 32 then 1 else 0 end)
+        over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
+    from (
+      select *,
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+      from (
+        select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
+        from (
+          select `order_id` as __tablestream_key, count(*) as rows_read, count_if(`order_id` is null) as null_keys
+          from (select * from `__tablestream_window_orders_current_changes`) as __tablestream_rows
           group by `order_id`
         ) as __tablestream_keys
       ) as __tablestream_gaps
@@ -352,33 +358,7 @@ select `order_id`, `customer`, `amount`, `status`, __change_type, __commit_versi
   cast(null as timestamp) as __commit_timestamp
 from (with __tablestream_changes as (
   select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then 0 else 1 end as __tablestream_rank
-  from (
-
-select order_id, customer, amount, status, __change_type, __commit_version
-from (
-  /* tablestream:window {"stream": "orders_current_changes__app_orders", "stream_id": "tablestream\/orders_current_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "changelog", "spark_net_changes": true, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_current_changes__app_orders", "remedy": null} */
-  select `order_id`, `customer`, `amount`, `status`,
-    case _change_type
-      when 'insert' then 'INSERT'
-      when 'update_preimage' then 'UPDATE_BEFORE'
-      when 'update_postimage' then 'UPDATE_AFTER'
-      when 'delete' then 'DELETE'
-    end as __change_type,
-    _commit_version as __commit_version,
-    _commit_timestamp as __commit_timestamp
-  from (select * from (
-    select *,
-      count_if(_change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_before,
-      count_if(not _change_type in ('update_preimage', 'delete')) over (__tablestream_pair) as __tablestream_after,
-      row_number() over (__tablestream_side) as __tablestream_rank
-    from app.orders changes from version 6 to version 9 with (deduplicationMode = 'netChanges', computeUpdates = 'true')
-    window __tablestream_pair as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end
-        rows between unbounded preceding and unbounded following),
-      __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
-  ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
-) as __tablestream_changes
-)) as __tablestream_model
+  from (select * from `__tablestream_window_orders_current_changes`) as __tablestream_model
 ), __tablestream_ordered as (
   select *,
     row_number() over (partition by `order_id` order by __commit_version, __tablestream_rank) as __tablestream_first,
@@ -421,6 +401,12 @@ reset spark.sql.files.maxRecordsPerFile;
 
 -- orders_current_changes: next_run / target_marker
 describe history `analytics`.`orders_current_changes` limit 5;
+
+-- orders_current_changes: next_run / uncache_window
+uncache table if exists `__tablestream_window_orders_current_changes`;
+
+-- orders_current_changes: next_run / uncache_window
+drop view if exists `__tablestream_window_orders_current_changes`;
 
 -- orders_current_changes: next_run / offsets_append
 insert into analytics.tablestream_offsets (stream_name, epoch, stream_id, source, source_table_id, mode, from_version, to_version, target, rows_written, invocation_id, committed_at)

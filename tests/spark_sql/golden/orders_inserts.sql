@@ -22,7 +22,7 @@ describe history `app`.`orders` limit 1;
 -- orders_inserts: first_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from app.orders where 1 = 0
 )
@@ -76,7 +76,7 @@ as
 
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
   from app.orders where 1 = 0
 )
@@ -153,7 +153,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_inserts: next_run / model
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -224,7 +224,7 @@ select order_id, amount, __change_type, __commit_version, __commit_timestamp fro
 
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
-  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
+  /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'

@@ -25,7 +25,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_net_changes: first_run / model
 select order_id, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -54,7 +54,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -128,7 +128,7 @@ with __tablestream_changes as (
 
 select order_id, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 1, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -238,7 +238,7 @@ select current_timestamp() - try_cast('interval 1 week' as interval) as retained
 -- orders_net_changes: next_run / model
 select order_id, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -267,7 +267,7 @@ select count(*) as rows_read, count_if(`order_id` is null) as null_keys from (
 
 select order_id, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
@@ -338,7 +338,7 @@ select order_id, status, __change_type, __commit_version from (with __tablestrea
 
 select order_id, status, __change_type, __commit_version
 from (
-  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
+  /* tablestream:window {"stream": "orders_net_changes__app_orders", "stream_id": "tablestream\/orders_net_changes__app_orders\/0", "source": "app.orders", "after": 5, "through": 9, "mode": "standard", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": false, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": "window", "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream orders_net_changes__app_orders", "remedy": null} */
   select `order_id`, `customer`, `amount`, `status`,
     case _change_type
       when 'insert' then 'INSERT'
