@@ -37,8 +37,8 @@
      many runs of `file_keys` neighbouring values (0 to file_keys - 1, file_keys to ...) the values
      fall, the files they would touch in a key-ordered target of files of file_keys rows. With
      `target` (a relation), also `target_rows`, its row count: Delta answers a bare count(*) from
-     its log's statistics, without reading a data file (measured in bench/README.md, "The
-     write of a window"). --#}
+     its log's statistics, without reading a data file
+     (tests/functional/test_delta_semantics.py). --#}
 {% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none, target=none) %}
   {%- set key = dbt_tablestream._sql_identifier(column) -%}
   {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
