@@ -20,15 +20,17 @@ from tests.functional.streams import CDF, StreamBench, commit_adds_vectors, peop
 from tests.functional.test_ingest import person, sync
 
 DEFAULT_DVS = "spark.databricks.delta.properties.defaults.enableDeletionVectors"
-# Every table this model's run creates (its target, the offsets log) gets deletion vectors.
+# Every table this model's run creates (its target, the offsets log) gets deletion vectors. Its
+# windows are merged (merge_write merge): the write's choice sees vectors only in the model's
+# tblproperties, and would rewrite this one-file target from itself.
 MODEL = (
-    f"{{{{ config(materialized='stream_merge', unique_key='id', pre_hook='set {DEFAULT_DVS} = true', "
+    f"{{{{ config(materialized='stream_merge', unique_key='id', merge_write='merge', pre_hook='set {DEFAULT_DVS} = true', "
     f"post_hook='reset {DEFAULT_DVS}') }}}}\n"
     "select * from {{ dbt_tablestream.source_stream('app', 't') }}"
 )
 # The same target written by replacing each window's keys (merge_write replace_where): its DELETE
 # marks the replaced rows in the files' vectors.
-REPLACED = MODEL.replace("unique_key='id', ", "unique_key='id', merge_write='replace_where', ")
+REPLACED = MODEL.replace("merge_write='merge'", "merge_write='replace_where'")
 
 
 def spark_rows(table: str) -> Counter[tuple[int, str, int]]:
