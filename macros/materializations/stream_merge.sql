@@ -33,7 +33,7 @@
   {%- set response = none -%}
   {%- set rows_read = none -%}
   {%- set key_ranges = [] -%}
-  {%- set window_keys = {'count': none, 'listed': none, 'type': none, 'files': none} -%}
+  {%- set window_keys = {'count': none, 'listed': none, 'type': none, 'files': none, 'target_rows': none} -%}
   {#-- Key-ordered files of bounded size, never compacted: bin-packing would mix key ranges. --#}
   {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
   {%- set rebuild = existing_relation is none or stream.restart -%}

@@ -216,7 +216,17 @@ def test_a_scattered_window_rewrites_the_target_and_a_clustered_one_merges(tmp_p
                 "Use merge_write: auto",
             ],
         ),
-        (merge_model("merge_write='upsert'"), ["invalid merge_write 'upsert'", "Accepted values: auto"]),
+        (
+            merge_model("merge_write='rewrite', merge_update_columns=['age']"),
+            [
+                "merge_write: rewrite writes every column of a changed row",
+                "Use merge_write: auto (replace_where or rewrite for the windows that qualify) or merge",
+            ],
+        ),
+        (
+            merge_model("merge_write='upsert'"),
+            ["invalid merge_write 'upsert'", "Accepted values: auto", "rewrite (every window"],
+        ),
     ],
     ids=[
         "key-missing",
@@ -225,6 +235,7 @@ def test_a_scattered_window_rewrites_the_target_and_a_clustered_one_merges(tmp_p
         "bad-delete-mode",
         "both-column-lists",
         "replace-where-soft",
+        "rewrite-update-columns",
         "bad-merge-write",
     ],
 )
