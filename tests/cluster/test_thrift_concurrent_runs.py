@@ -27,8 +27,10 @@ from tests.functional.local import release_pause
 
 pytestmark = pytest.mark.extended
 
+# Every window merged (merge_write merge): the killed client dies under its MERGE, which the
+# server is watched for; under auto this one-file target would be rewritten from itself.
 MIRROR = (
-    "{{ config(materialized='stream_merge', unique_key='id') }}\n"
+    "{{ config(materialized='stream_merge', unique_key='id', merge_write='merge') }}\n"
     "select id, name, __change_type, __commit_version from {{ dbt_tablestream.source_stream('app', 't') }}"
 )
 # The same mirror, each change row held `sleep_ms` on the executor: a MERGE that stays on the server
