@@ -43,13 +43,7 @@
   {%- else -%}
     {#-- The protocol's cap applies before the window's keys are listed. --#}
     {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(settings.replace_where_keys) -%}
-    {#-- The key check and the write each read the window (a rewrite twice): a later run whose
-         window opens many files reads it once, where the protocol can cache, the cache filled by
-         the check's read. A small window is read again rather than pay the cache's statements. --#}
-    {%- set window_files = stream.inputs | map(attribute='window_files') | list -%}
-    {%- set cached = '__tablestream_window_' ~ this.identifier
-          if not rebuild and stream.view is not none and dbt_tablestream._protocol_step('caches_windows', settings.protocol)()
-             and (none in window_files or window_files | sum >= 8) else none -%}
+    {%- set cached = '__tablestream_window_' ~ this.identifier if dbt_tablestream._stream_merge_caches_window(stream, settings.protocol, rebuild) else none -%}
     {%- if cached is not none -%}
       {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code, lazy=true) -%}
         {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
@@ -111,6 +105,18 @@
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
+
+
+{#-- Whether a stream_merge run caches its window (stream_window_cache_sql, lazily): the key check
+     and the write each read it (a rewrite twice), so a later run whose window opens 8 files or
+     more (_window_files; unknown counts as many) reads it once where the protocol can cache, the
+     cache filled by the check's read. A smaller window is read again rather than pay the cache's
+     four statements. --#}
+{% macro _stream_merge_caches_window(stream, protocol, rebuild) %}
+  {%- set window_files = stream.inputs | map(attribute='window_files') | list -%}
+  {{ return(not rebuild and stream.view is not none and dbt_tablestream._protocol_step('caches_windows', protocol)()
+            and (none in window_files or window_files | sum >= 8)) }}
+{% endmacro %}
 
 
 {% macro stream_relation_exists(relation) %}

@@ -323,11 +323,7 @@ class ModelRender:
         data_columns = [column for column in self.output_columns if column not in excluded]
         key_ranges: list[list[str]] = []
         cached = None
-        if (
-            not first
-            and stream["view"] is not None
-            and self.call("_protocol_step", "caches_windows", settings["protocol"])()
-        ):
+        if self.call("_stream_merge_caches_window", self.call("_stream_group", [stream]), settings["protocol"], first):
             cached = f"__tablestream_window_{self.this.identifier}"
             for sql in self.call("stream_window_cache_sql", cached, compiled, True):
                 yield statement("cache_window", sql)
