@@ -20,14 +20,15 @@
     {%- do columns.append(dict(aggregate, aggregate=aggregate.function ~ '(' ~ argument ~ ')',
                                type=types.get((aggregate.column or '') | lower))) -%}
   {%- endfor -%}
-  {%- do columns.append({'name': '__tablestream_rows', 'function': 'count', 'column': none, 'aggregate': 'count(*)', 'type': none}) -%}
+  {%- do columns.append({'name': '__tablestream_rows', 'function': 'count', 'column': none, 'aggregate': 'count(*)',
+      'type': none}) -%}
   {%- for column in dbt_tablestream._aggregated_columns(aggregates, ['sum', 'avg']) -%}
-    {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('count', column), 'function': 'count', 'column': column,
-                           'aggregate': 'count(' ~ dbt_tablestream._sql_identifier(column) ~ ')', 'type': none}) -%}
+    {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('count', column), 'function': 'count',
+        'column': column, 'aggregate': 'count(' ~ dbt_tablestream._sql_identifier(column) ~ ')', 'type': none}) -%}
   {%- endfor -%}
   {%- for column in dbt_tablestream._aggregated_columns(aggregates, ['avg']) -%}
-    {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('sum', column), 'function': 'sum', 'column': column,
-                           'aggregate': 'sum(' ~ dbt_tablestream._sql_identifier(column) ~ ')', 'type': none}) -%}
+    {%- do columns.append({'name': dbt_tablestream._aggregate_hidden_name('sum', column), 'function': 'sum',
+        'column': column, 'aggregate': 'sum(' ~ dbt_tablestream._sql_identifier(column) ~ ')', 'type': none}) -%}
   {%- endfor -%}
   {{ return(columns) }}
 {% endmacro %}
@@ -36,7 +37,8 @@
 {#-- The distinct columns the aggregates of `functions` read, in order. --#}
 {% macro _aggregated_columns(aggregates, functions) %}
   {%- set found = [] -%}
-  {%- for aggregate in aggregates if aggregate.function in functions and aggregate.column is not none and aggregate.column not in found -%}
+  {%- for aggregate in aggregates
+      if aggregate.function in functions and aggregate.column is not none and aggregate.column not in found -%}
     {%- do found.append(aggregate.column) -%}
   {%- endfor -%}
   {{ return(found) }}
@@ -60,7 +62,8 @@
      its view in the session. `lazy`: the cache fills on the first read of the view rather than
      at once, so a run whose first read is its own (stream_merge's key check) reads the window once. --#}
 {% macro spark__stream_window_cache_sql(name, rows_sql, lazy=false) %}
-  {{ return(['create or replace temporary view ' ~ dbt_tablestream._sql_identifier(name) ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached',
+  {{ return(['create or replace temporary view ' ~ dbt_tablestream._sql_identifier(name)
+                ~ ' as select * from (' ~ rows_sql ~ ') as __tablestream_cached',
              'cache ' ~ ('lazy ' if lazy else '') ~ 'table ' ~ dbt_tablestream._sql_identifier(name)]) }}
 {% endmacro %}
 
@@ -89,37 +92,44 @@
 {% macro spark__stream_aggregate_build_sql(rows_sql, group_by, columns, ordered=false) %}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set selected = [] -%}
-  {%- for column in columns -%}{%- do selected.append(column.aggregate ~ ' as ' ~ dbt_tablestream._sql_identifier(column.name)) -%}{%- endfor -%}
-  {{ return('select ' ~ groups ~ ', ' ~ selected | join(', ') ~ '\nfrom (' ~ rows_sql ~ ') as __tablestream_rows_read\ngroup by ' ~ groups
-            ~ ('\norder by ' ~ groups if ordered else '')) }}
+  {%- for column in columns -%}
+    {%- do selected.append(column.aggregate ~ ' as ' ~ dbt_tablestream._sql_identifier(column.name)) -%}
+  {%- endfor -%}
+  {{ return('select ' ~ groups ~ ', ' ~ selected | join(', ') ~ '\nfrom (' ~ rows_sql
+            ~ ') as __tablestream_rows_read\ngroup by ' ~ groups ~ ('\norder by ' ~ groups if ordered else '')) }}
 {% endmacro %}
 
 
 {% macro stream_aggregate_recomputes_sql(target, rows_sql, group_by, columns, recompute_all, cap) %}
-  {{ return(adapter.dispatch('stream_aggregate_recomputes_sql', 'dbt_tablestream')(target, rows_sql, group_by, columns, recompute_all, cap)) }}
+  {{ return(adapter.dispatch('stream_aggregate_recomputes_sql', 'dbt_tablestream')(
+      target, rows_sql, group_by, columns, recompute_all, cap)) }}
 {% endmacro %}
 
 
 {#-- The groups a window of change rows makes stream_aggregate_merge_sql read again from the
      source, at most `cap` + 1 of them, as a JSON list of their group_by values as strings (or
-     null); none when no window can make it read any (no min or max, and not `recompute_all`). A run whose window removes no
-     extreme reads only the window and the target, and one that names a few groups lets Delta
-     skip the source's files that hold none of them. --#}
+     null); none when no window can make it read any (no min or max, and not `recompute_all`).
+     A run whose window removes no extreme reads only the window and the target, and one that
+     names a few groups lets Delta skip the source's files that hold none of them. --#}
 {% macro spark__stream_aggregate_recomputes_sql(target, rows_sql, group_by, columns, recompute_all, cap) %}
-  {%- if not recompute_all and not columns | selectattr('function', 'in', ['min', 'max']) | list -%}{{ return(none) }}{%- endif -%}
+  {%- if not recompute_all and not columns | selectattr('function', 'in', ['min', 'max']) | list -%}
+    {{ return(none) }}
+  {%- endif -%}
   {%- set values = [] -%}
   {%- for column in group_by -%}
     {%- do values.append('cast(' ~ dbt_tablestream._sql_identifier(column) ~ ' as string)') -%}
   {%- endfor -%}
   {#-- One JSON value: dbt would read '007' in a column of strings as the number 7. --#}
   {{ return('with ' ~ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute_all)
-            ~ '\nselect to_json(collect_list(array(' ~ values | join(', ') ~ '))) from (select * from __tablestream_flagged where __tablestream_recompute limit '
-            ~ (cap + 1) ~ ') as __tablestream_listed') }}
+            ~ '\nselect to_json(collect_list(array(' ~ values | join(', ') ~ '))) from (select * from '
+            ~ '__tablestream_flagged where __tablestream_recompute limit ' ~ (cap + 1) ~ ') as __tablestream_listed') }}
 {% endmacro %}
 
 
-{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none, key_ranges=[]) %}
-  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups, key_ranges)) }}
+{% macro stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none,
+                                    key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_aggregate_merge_sql', 'dbt_tablestream')(
+      target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups, key_ranges)) }}
 {% endmacro %}
 
 
@@ -139,48 +149,60 @@
      as literals, stream_key_ranges_sql's): ranges covering the window's values of the first
      group_by column; the ON clause then says the target's value lies in one of them (or is
      NULL), so Delta reads and rewrites only the target files that may hold a touched group. --#}
-{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all, listed_groups=none, key_ranges=[]) %}
-  {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
+{% macro spark__stream_aggregate_merge_sql(target, rows_sql, current_sql, group_by, columns, recompute_all,
+                                           listed_groups=none, key_ranges=[]) %}
+  {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target',
+      '__tablestream_window') -%}
   {%- if key_ranges -%}
     {%- set first = '__tablestream_target.' ~ dbt_tablestream._sql_identifier(group_by[0]) -%}
-    {%- set same_group = same_group ~ '\n  and (' ~ dbt_tablestream._key_ranges_condition(first, key_ranges) ~ '\n    or ' ~ first ~ ' is null)' -%}
+    {%- set same_group = same_group ~ '\n  and (' ~ dbt_tablestream._key_ranges_condition(first, key_ranges)
+        ~ '\n    or ' ~ first ~ ' is null)' -%}
   {%- endif -%}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set window_groups = [] -%}
-  {%- for column in group_by -%}{%- do window_groups.append('__tablestream_window.' ~ dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
+  {%- for column in group_by -%}
+    {%- do window_groups.append('__tablestream_window.' ~ dbt_tablestream._sql_identifier(column)) -%}
+  {%- endfor -%}
   {%- set recomputed = [] -%}
   {%- for column in columns -%}
-    {%- do recomputed.append('__tablestream_current.' ~ dbt_tablestream._sql_identifier(column.name) ~ ' as ' ~ dbt_tablestream._sql_identifier('__tablestream_r_' ~ column.name)) -%}
+    {%- do recomputed.append('__tablestream_current.' ~ dbt_tablestream._sql_identifier(column.name) ~ ' as '
+        ~ dbt_tablestream._sql_identifier('__tablestream_r_' ~ column.name)) -%}
   {%- endfor -%}
   {#-- Without groups to read again the read is of no rows, which Spark plans as none. --#}
   {%- set current_rows = 'select * from (' ~ rows_sql ~ ') as __tablestream_none where false' if current_sql is none
-        else 'select * from (' ~ current_sql ~ ') as __tablestream_now where ' ~ listed_groups if listed_groups is string
-        else 'select __tablestream_current_rows.* from (' ~ current_sql ~ ') as __tablestream_current_rows left semi join (select ' ~ groups
+        else 'select * from (' ~ current_sql ~ ') as __tablestream_now where ' ~ listed_groups
+          if listed_groups is string
+        else 'select __tablestream_current_rows.* from (' ~ current_sql ~ ') as __tablestream_current_rows'
+             ~ ' left semi join (select ' ~ groups
              ~ ' from __tablestream_flagged where __tablestream_recompute) as __tablestream_window on '
              ~ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current_rows', '__tablestream_window') -%}
+  {%- set recompute = none if current_sql is none else listed_groups if listed_groups is string else recompute_all -%}
   {%- set merge_sql -%}
 merge into {{ target }} as __tablestream_target
 using (
-  with {{ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns,
-                                                       none if current_sql is none else listed_groups if listed_groups is string else recompute_all) | indent(2) }},
+  with {{ dbt_tablestream._aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute) | indent(2) }},
   __tablestream_current as (
     {{ dbt_tablestream.stream_aggregate_build_sql(current_rows, group_by, columns) | indent(4) }}
   )
   select __tablestream_window.*, __tablestream_current.__tablestream_rows is not null as __tablestream_found,
     {{ recomputed | join(',\n    ') }}
   from __tablestream_flagged as __tablestream_window
-  left join __tablestream_current on {{ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current', '__tablestream_window') }}
+  left join __tablestream_current
+    on {{ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_current', '__tablestream_window') }}
 ) as __tablestream_window
 on {{ same_group }}
-when matched and __tablestream_window.__tablestream_recompute and not __tablestream_window.__tablestream_found then delete
+when matched and __tablestream_window.__tablestream_recompute and not __tablestream_window.__tablestream_found
+  then delete
 when matched and __tablestream_window.__tablestream_recompute then update set
   {{ dbt_tablestream._aggregate_assignments(columns, 'recomputed') | join(',\n  ') }}
 when matched and __tablestream_target.__tablestream_rows + __tablestream_window.__tablestream_d_rows <= 0 then delete
 when matched then update set
   {{ dbt_tablestream._aggregate_assignments(columns, 'added') | join(',\n  ') }}
-when not matched and __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_found then insert ({{ groups }}, {{ dbt_tablestream._quoted_columns(columns | map(attribute='name')) }})
+when not matched and __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_found
+  then insert ({{ groups }}, {{ dbt_tablestream._quoted_columns(columns | map(attribute='name')) }})
   values ({{ window_groups | join(', ') }}, {{ dbt_tablestream._aggregate_values(columns, 'recomputed') | join(', ') }})
-when not matched and not __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_d_rows > 0 then insert ({{ groups }}, {{ dbt_tablestream._quoted_columns(columns | map(attribute='name')) }})
+when not matched and not __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_d_rows > 0
+  then insert ({{ groups }}, {{ dbt_tablestream._quoted_columns(columns | map(attribute='name')) }})
   values ({{ window_groups | join(', ') }}, {{ dbt_tablestream._aggregate_values(columns, 'new') | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
@@ -202,16 +224,19 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
        groups that keep rows and whose window removed a value at or beyond the least (or greatest)
        of the target's and the window's added ones, the only extremes it cannot know. --#}
 {% macro _aggregate_window_groups_sql(target, rows_sql, group_by, columns, recompute) %}
-  {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target', '__tablestream_window') -%}
+  {%- set same_group = dbt_tablestream._aggregate_same_group(group_by, '__tablestream_target',
+      '__tablestream_window') -%}
   {%- set groups = dbt_tablestream._quoted_columns(group_by) -%}
   {%- set sums = {'__tablestream_d_rows': 'sum(__tablestream_sign)'} -%}
   {%- for column in columns if column.column is not none -%}
     {%- set quoted = dbt_tablestream._sql_identifier(column.column) -%}
     {%- if column.function in ['count', 'sum', 'avg'] -%}
-      {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_count', column.column): 'sum(case when ' ~ quoted ~ ' is not null then __tablestream_sign else 0 end)'}) -%}
+      {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_count', column.column):
+          'sum(case when ' ~ quoted ~ ' is not null then __tablestream_sign else 0 end)'}) -%}
     {%- endif -%}
     {%- if column.function in ['sum', 'avg'] -%}
-      {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_sum', column.column): 'sum(case when __tablestream_sign > 0 then ' ~ quoted ~ ' else -' ~ quoted ~ ' end)'}) -%}
+      {%- do sums.update({dbt_tablestream._aggregate_hidden_name('d_sum', column.column):
+          'sum(case when __tablestream_sign > 0 then ' ~ quoted ~ ' else -' ~ quoted ~ ' end)'}) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if recompute is string -%}
@@ -219,19 +244,27 @@ when not matched and not __tablestream_window.__tablestream_recompute and __tabl
     {%- do sums.update({'__tablestream_listed_group': 'coalesce(' ~ recompute ~ ', false)'}) -%}
   {%- endif -%}
   {%- set selected = [] -%}
-  {%- for name, aggregate in sums.items() -%}{%- do selected.append(aggregate ~ ' as ' ~ dbt_tablestream._sql_identifier(name)) -%}{%- endfor -%}
+  {%- for name, aggregate in sums.items() -%}
+    {%- do selected.append(aggregate ~ ' as ' ~ dbt_tablestream._sql_identifier(name)) -%}
+  {%- endfor -%}
   {%- set extreme_columns = dbt_tablestream._aggregated_columns(columns, ['min', 'max']) -%}
   {%- set extremes = [] -%}
   {%- for column in columns if column.function in ['min', 'max'] -%}
     {%- set values = '__tablestream_values_' ~ extreme_columns.index(column.column) ~ '.' -%}
-    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.' ~ dbt_tablestream._sql_identifier(column.name) ~ ', '
-                   ~ values ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) ~ ')' -%}
-    {%- set removed = values ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column)) -%}
-    {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
+    {%- set added_name = dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column) -%}
+    {%- set removed_name = dbt_tablestream._aggregate_hidden_name('removed_' ~ column.function, column.column) -%}
+    {%- set kept = ('least' if column.function == 'min' else 'greatest') ~ '(__tablestream_target.'
+                   ~ dbt_tablestream._sql_identifier(column.name) ~ ', '
+                   ~ values ~ dbt_tablestream._sql_identifier(added_name) ~ ')' -%}
+    {%- set removed = values ~ dbt_tablestream._sql_identifier(removed_name) -%}
+    {%- do extremes.append('(' ~ removed ~ ' is not null and (' ~ kept ~ ' is null or ' ~ removed
+        ~ (' <= ' if column.function == 'min' else ' >= ') ~ kept ~ '))') -%}
   {%- endfor -%}
   {%- set reads_target = recompute is sameas false and extremes | length > 0 -%}
-  {%- set recompute = '__tablestream_window.__tablestream_listed_group' if recompute is string else 'true' if recompute else 'false' if not reads_target
-        else 'coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and (' ~ extremes | join(' or ') ~ ')' -%}
+  {%- set recompute = '__tablestream_window.__tablestream_listed_group' if recompute is string else 'true' if recompute
+      else 'false' if not reads_target
+      else 'coalesce(__tablestream_target.__tablestream_rows, 0) + __tablestream_window.__tablestream_d_rows > 0 and ('
+          ~ extremes | join(' or ') ~ ')' -%}
   {%- set ctes -%}
 __tablestream_signed as (
   select *, case when __change_type in ('DELETE', 'UPDATE_BEFORE') then -1 else 1 end as __tablestream_sign
@@ -243,17 +276,22 @@ __tablestream_deltas as (
   group by {{ groups }}
 ),
 {%- for column in extreme_columns %}
+{%- set value = dbt_tablestream._sql_identifier(column) %}
 __tablestream_values_{{ loop.index0 }} as (
   select {{ groups }},
     {%- for function in ['min', 'max'] %}
-    {{ function }}(case when __tablestream_net > 0 then __tablestream_value end) as {{ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('added_' ~ function, column)) }},
-    {{ function }}(case when __tablestream_net < 0 then __tablestream_value end) as {{ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('removed_' ~ function, column)) }}{{ ',' if loop.first }}
+    {%- set added = dbt_tablestream._sql_identifier(
+        dbt_tablestream._aggregate_hidden_name('added_' ~ function, column)) %}
+    {%- set removed = dbt_tablestream._sql_identifier(
+        dbt_tablestream._aggregate_hidden_name('removed_' ~ function, column)) %}
+    {{ function }}(case when __tablestream_net > 0 then __tablestream_value end) as {{ added }},
+    {{ function }}(case when __tablestream_net < 0 then __tablestream_value end) as {{ removed }}{{ ',' if loop.first }}
     {%- endfor %}
   from (
-    select {{ groups }}, {{ dbt_tablestream._sql_identifier(column) }} as __tablestream_value, sum(__tablestream_sign) as __tablestream_net
+    select {{ groups }}, {{ value }} as __tablestream_value, sum(__tablestream_sign) as __tablestream_net
     from __tablestream_signed
-    where {{ dbt_tablestream._sql_identifier(column) }} is not null
-    group by {{ groups }}, {{ dbt_tablestream._sql_identifier(column) }}
+    where {{ value }} is not null
+    group by {{ groups }}, {{ value }}
   ) as __tablestream_net_values
   group by {{ groups }}
 ),
@@ -264,14 +302,16 @@ __tablestream_flagged as (
     {%- set index = loop.index0 %}
     {%- for function in ['min', 'max'] %}
     {%- for side in ['added_', 'removed_'] %}
-    __tablestream_values_{{ index }}.{{ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name(side ~ function, column)) }},
+    {%- set hidden = dbt_tablestream._aggregate_hidden_name(side ~ function, column) %}
+    __tablestream_values_{{ index }}.{{ dbt_tablestream._sql_identifier(hidden) }},
     {%- endfor %}
     {%- endfor %}
     {%- endfor %}
     {{ recompute }} as __tablestream_recompute
   from __tablestream_deltas as __tablestream_window
   {%- for column in extreme_columns %}
-  left join __tablestream_values_{{ loop.index0 }} on {{ dbt_tablestream._aggregate_same_group(group_by, '__tablestream_values_' ~ loop.index0, '__tablestream_window') }}
+  {%- set cte_name = '__tablestream_values_' ~ loop.index0 %}
+  left join {{ cte_name }} on {{ dbt_tablestream._aggregate_same_group(group_by, cte_name, '__tablestream_window') }}
   {%- endfor %}
   {%- if reads_target %}
   left join {{ target }} as __tablestream_target on {{ same_group }}
@@ -288,8 +328,8 @@ __tablestream_flagged as (
 {% macro _aggregate_listed_groups_condition(group_by, types, listed) %}
   {%- for column in group_by -%}
     {%- set type = types[column | lower] -%}
-    {%- if not (type in ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double', 'string', 'date', 'timestamp', 'timestamp_ntz', 'boolean']
-                or type.startswith('decimal')) -%}
+    {%- if not (type in ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double', 'string', 'date',
+            'timestamp', 'timestamp_ntz', 'boolean'] or type.startswith('decimal')) -%}
       {{ return(none) }}
     {%- endif -%}
   {%- endfor -%}
@@ -298,7 +338,9 @@ __tablestream_flagged as (
     {%- set parts = [] -%}
     {%- for column in group_by -%}
       {%- set value = values[loop.index0] -%}
-      {%- do parts.append(dbt_tablestream._sql_identifier(column) ~ (' is null' if value is none else ' = cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[column | lower] ~ ')')) -%}
+      {%- do parts.append(dbt_tablestream._sql_identifier(column)
+          ~ (' is null' if value is none
+              else ' = cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[column | lower] ~ ')')) -%}
     {%- endfor -%}
     {%- do conditions.append('(' ~ parts | join(' and ') ~ ')') -%}
   {%- endfor -%}
@@ -335,7 +377,9 @@ __tablestream_flagged as (
   {%- set window = '__tablestream_window.' -%}
   {%- if source == 'recomputed' -%}
     {%- set values = [] -%}
-    {%- for column in columns -%}{%- do values.append(window ~ dbt_tablestream._sql_identifier('__tablestream_r_' ~ column.name)) -%}{%- endfor -%}
+    {%- for column in columns -%}
+      {%- do values.append(window ~ dbt_tablestream._sql_identifier('__tablestream_r_' ~ column.name)) -%}
+    {%- endfor -%}
     {{ return(values) }}
   {%- endif -%}
   {%- set old = '__tablestream_target.' if source == 'added' else none -%}
@@ -343,17 +387,22 @@ __tablestream_flagged as (
   {%- for column in columns -%}
     {%- set kept = old ~ dbt_tablestream._sql_identifier(column.name) if old else none -%}
     {%- if column.function == 'count' -%}
-      {%- set delta = window ~ ('__tablestream_d_rows' if column.column is none else dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('d_count', column.column))) -%}
+      {%- set delta = window ~ ('__tablestream_d_rows' if column.column is none
+          else dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('d_count', column.column))) -%}
       {%- do values.append(kept ~ ' + ' ~ delta if kept else delta) -%}
     {%- elif column.function == 'sum' -%}
       {%- do values.append(dbt_tablestream._aggregate_sum_value(kept, column.column, old)) -%}
     {%- elif column.function == 'avg' -%}
       {%- set count = dbt_tablestream._aggregate_count_value(column.column, old) -%}
-      {%- set total = dbt_tablestream._aggregate_sum_value(old ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('sum', column.column)) if old else none, column.column, old) -%}
+      {%- set old_sum = dbt_tablestream._sql_identifier(
+          dbt_tablestream._aggregate_hidden_name('sum', column.column)) -%}
+      {%- set total = dbt_tablestream._aggregate_sum_value(old ~ old_sum if old else none, column.column, old) -%}
       {%- do values.append(dbt_tablestream._aggregate_average_sql(total, count, column.type)) -%}
     {%- else -%}
-      {%- set added = window ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column)) -%}
-      {%- do values.append(('least' if column.function == 'min' else 'greatest') ~ '(' ~ kept ~ ', ' ~ added ~ ')' if kept else added) -%}
+      {%- set added_name = dbt_tablestream._aggregate_hidden_name('added_' ~ column.function, column.column) -%}
+      {%- set added = window ~ dbt_tablestream._sql_identifier(added_name) -%}
+      {%- do values.append(('least' if column.function == 'min' else 'greatest') ~ '(' ~ kept ~ ', ' ~ added ~ ')'
+          if kept else added) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(values) }}
@@ -364,7 +413,8 @@ __tablestream_flagged as (
 {% macro _aggregate_count_value(column, old) %}
   {%- set delta = '__tablestream_window.'
                  ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('d_count', column)) -%}
-  {{ return('(' ~ old ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('count', column)) ~ ' + ' ~ delta ~ ')' if old else delta) }}
+  {{ return('(' ~ old ~ dbt_tablestream._sql_identifier(dbt_tablestream._aggregate_hidden_name('count', column)) ~ ' + '
+      ~ delta ~ ')' if old else delta) }}
 {% endmacro %}
 
 
@@ -382,11 +432,13 @@ __tablestream_flagged as (
      the sum in decimal(p + 10, s) divided by the count as decimal(20, 0), in decimal(p + 4, s + 4);
      over other numbers, in double. `input_type`: the averaged column's. --#}
 {% macro _aggregate_average_sql(total, count, input_type) %}
-  {%- set decimal = modules.re.fullmatch('\\s*decimal\\s*\\(\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\)\\s*', (input_type or '') | lower) -%}
+  {%- set decimal = modules.re.fullmatch('\\s*decimal\\s*\\(\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\)\\s*',
+      (input_type or '') | lower) -%}
   {%- if decimal -%}
     {%- set precision, scale = decimal.group(1) | int, decimal.group(2) | int -%}
-    {{ return('case when ' ~ count ~ ' = 0 then null else cast(cast(' ~ total ~ ' as decimal(' ~ [precision + 10, 38] | min ~ ', ' ~ scale ~ ')) / cast('
-              ~ count ~ ' as decimal(20, 0)) as decimal(' ~ [precision + 4, 38] | min ~ ', ' ~ [scale + 4, 38] | min ~ ')) end') }}
+    {{ return('case when ' ~ count ~ ' = 0 then null else cast(cast(' ~ total ~ ' as decimal('
+              ~ [precision + 10, 38] | min ~ ', ' ~ scale ~ ')) / cast(' ~ count ~ ' as decimal(20, 0)) as decimal('
+              ~ [precision + 4, 38] | min ~ ', ' ~ [scale + 4, 38] | min ~ ')) end') }}
   {%- endif -%}
   {{ return('case when ' ~ count ~ ' = 0 then null else cast(' ~ total ~ ' as double) / ' ~ count ~ ' end') }}
 {% endmacro %}

@@ -12,7 +12,8 @@
 
 {% macro spark__prepare_changelog_session(stream_name) %}
   {%- set setting = 'spark.databricks.delta.changelogV2.enabled' -%}
-  {%- set refusal = dbt_tablestream._protocol_step('session_refusal')(dbt_tablestream._stream_subject(stream_name) ~ ": stream_read: changelog", setting,
+  {%- set refusal = dbt_tablestream._protocol_step('session_refusal')(
+      dbt_tablestream._stream_subject(stream_name) ~ ": stream_read: changelog", setting,
       "Use stream_read: table_changes (Delta's change data feed), or run on a cluster.") -%}
   {%- if refusal is not none -%}{{ exceptions.raise_compiler_error(refusal) }}{%- endif -%}
   {%- set spark_version = run_query('select version()').rows[0][0] | string -%}
@@ -36,16 +37,19 @@
     {%- do too_old.append('Spark is ' ~ release) -%}
   {%- endif -%}
   {%- if delta_value not in ['true', 'false'] -%}
-    {%- do too_old.append('its Delta has no changelog reader (no spark.databricks.delta.changelogV2.enabled setting)') -%}
+    {%- do too_old.append('its Delta has no changelog reader'
+        ~ ' (no spark.databricks.delta.changelogV2.enabled setting)') -%}
   {%- endif -%}
   {%- if not too_old -%}{{ return(none) }}{%- endif -%}
-  {{ return(dbt_tablestream._stream_subject(stream_name) ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= 4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster "
-      ~ too_old | join(' and ') ~ ". Nothing was written. Upgrade the cluster, or use stream_read: table_changes (Delta's change data feed).") }}
+  {{ return(dbt_tablestream._stream_subject(stream_name) ~ ": stream_read: changelog needs Spark >= 4.2 and Delta >= "
+      ~ "4.4 (Spark's CHANGES clause over Delta's changelog), but on this cluster " ~ too_old | join(' and ')
+      ~ ". Nothing was written. Upgrade the cluster, or use stream_read: table_changes (Delta's change data feed).") }}
 {% endmacro %}
 
 
 {% macro changelog_relation_sql(relation, first, through, spark_net_changes) %}
-  {{ return(adapter.dispatch('changelog_relation_sql', 'dbt_tablestream')(relation, first, through, spark_net_changes)) }}
+  {{ return(adapter.dispatch('changelog_relation_sql', 'dbt_tablestream')(
+      relation, first, through, spark_net_changes)) }}
 {% endmacro %}
 
 
@@ -56,5 +60,6 @@
 {% macro spark__changelog_relation_sql(relation, first, through, spark_net_changes) %}
   {%- set options = ["computeUpdates = 'true'"] -%}
   {%- if spark_net_changes -%}{%- do options.insert(0, "deduplicationMode = 'netChanges'") -%}{%- endif -%}
-  {{ return(relation ~ ' changes from version ' ~ first ~ ' to version ' ~ through ~ ' with (' ~ options | join(', ') ~ ')') }}
+  {{ return(relation ~ ' changes from version ' ~ first ~ ' to version ' ~ through ~ ' with (' ~ options | join(', ')
+      ~ ')') }}
 {% endmacro %}

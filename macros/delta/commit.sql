@@ -110,7 +110,8 @@
 {#-- MERGE reports num_affected_rows; an INSERT or CREATE reports nothing, so the write's own
      commit's operationMetrics (numOutputRows) in the target's history are read instead. --#}
 {% macro _rows_written(result, history, marker) %}
-  {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
+  {%- if result.table is not none and 'num_affected_rows' in result.table.column_names
+      and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_affected_rows'] | int) }}
   {%- endif -%}
   {{ return(dbt_tablestream._commit_output_rows(history, marker.commit_version) if marker is not none else none) }}

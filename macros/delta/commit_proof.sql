@@ -41,8 +41,9 @@
   {%- endif -%}
   {%- if applied is not none and applied > stream.after -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream._stream_subject(stream.stream) ~ " is being consumed by another run: it applied the source up to version "
-        ~ applied ~ " after this run read from version " ~ stream.after ~ ". Nothing was written; run again to apply what is left.") }}
+        dbt_tablestream._stream_subject(stream.stream) ~ " is being consumed by another run: it applied the "
+        ~ "source up to version " ~ applied ~ " after this run read from version " ~ stream.after ~ ". Nothing was "
+        ~ "written; run again to apply what is left.") }}
   {%- endif -%}
   {{ return('apply') }}
 {% endmacro %}
@@ -63,7 +64,8 @@
     {%- set own = dbt_tablestream._own_commit(read.rows, stream) -%}
     {#-- Found in the read's oldest row, the write itself could be older still (a compaction after it
          carries its marker). --#}
-    {%- set read.done = read.rows | length < limit or (own is not none and own.commit_version > read.rows[-1]['version'] | int) -%}
+    {%- set read.done = read.rows | length < limit
+        or (own is not none and own.commit_version > read.rows[-1]['version'] | int) -%}
   {%- endfor -%}
   {{ return(read.rows) }}
 {% endmacro %}
@@ -95,8 +97,10 @@
   {%- set found = namespace(marker=none) -%}
   {%- for commit in dbt_tablestream._stream_commit_markers(history_rows) -%}
     {%- set own = commit.own -%}
-    {%- if own.get('stream_id') == stream.stream_id and (own.get('to') | int) == stream.through and own.get('invocation_id') == invocation_id -%}
-      {%- set found.marker = {'commit_version': commit.commit_version, 'stream_id': stream.stream_id, 'to': stream.through} -%}
+    {%- if own.get('stream_id') == stream.stream_id and (own.get('to') | int) == stream.through
+        and own.get('invocation_id') == invocation_id -%}
+      {%- set found.marker = {'commit_version': commit.commit_version, 'stream_id': stream.stream_id,
+          'to': stream.through} -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return(found.marker) }}

@@ -38,9 +38,10 @@
 
 {#-- The session settings of Delta's auto-compaction, as spark__stream_compaction_sql makes them. --#}
 {% macro _stream_compaction_settings() %}
-  {{ return({'spark.databricks.delta.autoCompact.enabled': 'true', 'spark.databricks.delta.autoCompact.minNumFiles': '1',
-             'spark.databricks.delta.autoCompact.minFileSize': '16777216',
-             'spark.databricks.delta.autoCompact.maxFileSize': '134217728'}) }}
+  {{ return({'spark.databricks.delta.autoCompact.enabled': 'true',
+      'spark.databricks.delta.autoCompact.minNumFiles': '1',
+      'spark.databricks.delta.autoCompact.minFileSize': '16777216',
+      'spark.databricks.delta.autoCompact.maxFileSize': '134217728'}) }}
 {% endmacro %}
 
 

@@ -4,7 +4,8 @@
 
 
 {% macro delta_log_time_travel_reads_sql(relation, source_files, files, columns, select_list, statistics=none) %}
-  {{ return(adapter.dispatch('delta_log_time_travel_reads_sql', 'dbt_tablestream')(relation, source_files, files, columns, select_list, statistics)) }}
+  {{ return(adapter.dispatch('delta_log_time_travel_reads_sql', 'dbt_tablestream')(
+      relation, source_files, files, columns, select_list, statistics)) }}
 {% endmacro %}
 
 
@@ -17,7 +18,8 @@
   {%- set selects = [] -%}
   {%- for version in files | map(attribute='read_version') | unique | sort -%}
     {%- set read = files | selectattr('read_version', 'equalto', version) | list -%}
-    {%- set narrowing = read if statistics is none else statistics | selectattr('path', 'in', read | map(attribute='path') | list) | list -%}
+    {%- set narrowing = read if statistics is none
+        else statistics | selectattr('path', 'in', read | map(attribute='path') | list) | list -%}
     {%- do selects.append('select ' ~ select_list ~ ' from ' ~ relation ~ ' version as of ' ~ version ~ '\n    where '
         ~ dbt_tablestream.delta_log_files_filter_sql(narrowing, columns, source_files)) -%}
   {%- endfor -%}
@@ -30,13 +32,14 @@
      escape, no scheme), and a commit that left the metadata as it was (`travel`: a file of a
      metadata commit is read under its own version's). --#}
 {% macro _delta_log_file_readable_by_path(source_files, file, by_position=false) %}
-  {{ return((by_position or not file.deletion_vector) and not file.get('travel') and source_files.column_mapping in [none, 'none']
-            and '%' not in file.path and ':' not in file.path) }}
+  {{ return((by_position or not file.deletion_vector) and not file.get('travel')
+      and source_files.column_mapping in [none, 'none'] and '%' not in file.path and ':' not in file.path) }}
 {% endmacro %}
 
 
 {% macro delta_log_path_reads_sql(source_files, files, columns, tail, described=none, positions=none) %}
-  {{ return(adapter.dispatch('delta_log_path_reads_sql', 'dbt_tablestream')(source_files, files, columns, tail, described, positions)) }}
+  {{ return(adapter.dispatch('delta_log_path_reads_sql', 'dbt_tablestream')(
+      source_files, files, columns, tail, described, positions)) }}
 {% endmacro %}
 
 
@@ -58,21 +61,28 @@
     {%- if columns is not none and described.get(file.path) is none -%}
       {%- set schema = dbt_tablestream._delta_log_file_columns_from_statistics(source_files, file, columns) -%}
       {%- if schema is none -%}
-        {%- set schema = dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream._delta_log_file_relation(source_files, file.path)) -%}
+        {%- set schema = dbt_tablestream.described_columns('select * from '
+            ~ dbt_tablestream._delta_log_file_relation(source_files, file.path)) -%}
       {%- endif -%}
       {%- do described.update({file.path: schema}) -%}
     {%- endif -%}
     {%- set schema = described[file.path] if columns is not none else [] -%}
-    {%- set selected = dbt_tablestream.delta_log_file_columns_sql(source_files, file, columns, schema) ~ ', ' if columns is not none else '' -%}
+    {%- set selected = dbt_tablestream.delta_log_file_columns_sql(source_files, file, columns, schema)
+        ~ ', ' if columns is not none else '' -%}
     {%- set directory = file.path[:file.path | length - file.name | length] -%}
     {%- set alone = modules.re.fullmatch('[A-Za-z0-9._=-]+', file.name) is none -%}
     {%- set key = directory ~ '\n' ~ schema | string ~ '\n' ~ selected ~ ('\n' ~ file.path if alone else '') -%}
-    {%- if key not in groups -%}{%- do groups.update({key: {'directory': directory, 'selected': selected, 'names': [], 'rows': [], 'positions': {}}}) -%}{%- endif -%}
+    {%- if key not in groups -%}
+      {%- do groups.update({key:
+          {'directory': directory, 'selected': selected, 'names': [], 'rows': [], 'positions': {}}}) -%}
+    {%- endif -%}
     {%- do groups[key]['names'].append(file.name) -%}
     {%- if positions is not none -%}
-      {%- do groups[key]['rows'].append('(_metadata.file_name = ' ~ dbt_tablestream._sql_string(file.name) ~ ' and _metadata.row_index in ('
-          ~ positions[file.path] | join(', ') ~ '))') -%}
-      {%- for position in positions[file.path] -%}{%- do groups[key]['positions'].update({position: true}) -%}{%- endfor -%}
+      {%- do groups[key]['rows'].append('(_metadata.file_name = ' ~ dbt_tablestream._sql_string(file.name)
+          ~ ' and _metadata.row_index in (' ~ positions[file.path] | join(', ') ~ '))') -%}
+      {%- for position in positions[file.path] -%}
+        {%- do groups[key]['positions'].update({position: true}) -%}
+      {%- endfor -%}
     {%- endif -%}
   {%- endfor -%}
   {%- set selects = [] -%}
@@ -82,9 +92,12 @@
     {%- set where = '' -%}
     {%- if positions is not none -%}
       {%- set any_file = '_metadata.row_index in (' ~ group['positions'].keys() | sort | join(', ') ~ ')' -%}
-      {%- set where = '\n    where ' ~ (any_file if names | length == 1 else any_file ~ '\n      and (' ~ group['rows'] | join('\n      or ') ~ ')') -%}
+      {%- set where = '\n    where '
+          ~ (any_file if names | length == 1
+              else any_file ~ '\n      and (' ~ group['rows'] | join('\n      or ') ~ ')') -%}
     {%- endif -%}
-    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from ' ~ dbt_tablestream._delta_log_file_relation(source_files, group['directory'] ~ leaf) ~ where) -%}
+    {%- do selects.append('select ' ~ group['selected'] ~ tail ~ ' from '
+        ~ dbt_tablestream._delta_log_file_relation(source_files, group['directory'] ~ leaf) ~ where) -%}
   {%- endfor -%}
   {{ return(selects) }}
 {% endmacro %}
@@ -175,7 +188,9 @@
     {%- for file in files -%}
       {%- set terms = [] -%}
       {%- for name, value in file.partition.items() if name | lower in types -%}
-        {%- do terms.append(dbt_tablestream._sql_identifier(name) ~ (' is null' if value is none else ' <=> cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
+        {%- do terms.append(dbt_tablestream._sql_identifier(name)
+            ~ (' is null' if value is none
+                else ' <=> cast(' ~ dbt_tablestream._sql_string(value) ~ ' as ' ~ types[name | lower] ~ ')')) -%}
       {%- endfor -%}
       {%- do partitions.append('(' ~ (terms | join(' and ') if terms else 'true') ~ ')') -%}
     {%- endfor -%}
@@ -196,10 +211,12 @@
         {%- do bounds.extend([value | string, high[key] | string]) -%}
       {%- endfor -%}
       {%- set pattern = '\\d{4}-\\d{2}-\\d{2}' if types[name] == 'date' else '-?\\d+' -%}
-      {%- if bounds | length == 2 and modules.re.fullmatch(pattern, bounds[0]) and modules.re.fullmatch(pattern, bounds[1]) -%}
+      {%- if bounds | length == 2 and modules.re.fullmatch(pattern, bounds[0])
+          and modules.re.fullmatch(pattern, bounds[1]) -%}
         {%- set quote = "date'" if types[name] == 'date' else '' -%}
         {%- set end = "'" if types[name] == 'date' else '' -%}
-        {%- do terms.append('(' ~ dbt_tablestream._sql_identifier(name) ~ ' between ' ~ quote ~ bounds[0] ~ end ~ ' and ' ~ quote ~ bounds[1] ~ end ~ ' or ' ~ dbt_tablestream._sql_identifier(name) ~ ' is null)') -%}
+        {%- do terms.append('(' ~ dbt_tablestream._sql_identifier(name) ~ ' between ' ~ quote ~ bounds[0] ~ end
+            ~ ' and ' ~ quote ~ bounds[1] ~ end ~ ' or ' ~ dbt_tablestream._sql_identifier(name) ~ ' is null)') -%}
       {%- endif -%}
     {%- endfor -%}
     {%- do ranges.append('(' ~ terms | join(' and ') ~ ')' if terms else 'true') -%}

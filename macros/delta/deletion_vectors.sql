@@ -38,7 +38,8 @@
   {%- if stream.files.column_mapping not in [none, 'none'] -%}{{ return(none) }}{%- endif -%}
   {%- set entries = [] -%}
   {%- for commit in commits -%}
-    {%- do entries.extend((commit.removes + commit.adds) | selectattr('path', 'in', dbt_tablestream._delta_log_revectored_paths(commit))) -%}
+    {%- do entries.extend((commit.removes + commit.adds) | selectattr('path', 'in',
+        dbt_tablestream._delta_log_revectored_paths(commit))) -%}
   {%- endfor -%}
   {%- set vectors = entries | map(attribute='vector') | list -%}
   {%- set marked = vectors | select | map(attribute='cardinality') | map('int') | sum -%}

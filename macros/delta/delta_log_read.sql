@@ -12,8 +12,9 @@
      into an update) and which of the window's versions to read from the log (`versions`: none for
      every one). --#}
 {% macro _stream_files(files, key_columns) %}
-  {{ return({'location': files.location, 'partition_columns': files.partition_columns, 'column_mapping': files.column_mapping,
-             'feed_on': files.feed_on, 'type_widening': files.get('type_widening', true), 'key_columns': key_columns, 'versions': none}) }}
+  {{ return({'location': files.location, 'partition_columns': files.partition_columns,
+             'column_mapping': files.column_mapping, 'feed_on': files.feed_on,
+             'type_widening': files.get('type_widening', true), 'key_columns': key_columns, 'versions': none}) }}
 {% endmacro %}
 
 
@@ -50,7 +51,8 @@
                             ('insert', commit.adds | rejectattr('path', 'in', revectored) | list)] if files -%}
       {%- set travelled = [] -%}
       {%- for file in files -%}
-        {%- if dbt_tablestream._delta_log_file_readable_by_path(stream.files, file) and dbt_tablestream._delta_log_take_direct_read(direct, file) -%}
+        {%- if dbt_tablestream._delta_log_file_readable_by_path(stream.files, file)
+            and dbt_tablestream._delta_log_take_direct_read(direct, file) -%}
           {%- do by_path[part].append({'file': file, 'side': side, 'commit': commit}) -%}
         {%- else -%}
           {%- do travelled.append(file) -%}
@@ -60,11 +62,14 @@
             '*, ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit))) -%}
     {%- endfor -%}
     {%- if by_position.paths_left[commit.version] -%}
-      {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit, by_position.paths_left[commit.version], columns, direct)) -%}
+      {%- do parts.extend(dbt_tablestream.delta_log_vector_changes_sql(relation, stream, commit,
+          by_position.paths_left[commit.version], columns, direct)) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do rewritten.extend(dbt_tablestream.delta_log_file_reads_sql(stream.files, by_path.rewritten, columns, direct.described)) -%}
-  {%- do one_sided.extend(dbt_tablestream.delta_log_file_reads_sql(stream.files, by_path.one_sided, columns, direct.described)) -%}
+  {%- do rewritten.extend(dbt_tablestream.delta_log_file_reads_sql(stream.files, by_path.rewritten, columns,
+      direct.described)) -%}
+  {%- do one_sided.extend(dbt_tablestream.delta_log_file_reads_sql(stream.files, by_path.one_sided, columns,
+      direct.described)) -%}
   {{ return({'rewritten': rewritten | join('\n  union all\n  ') if rewritten else none,
              'one_sided': one_sided | join('\n  union all\n  ') if one_sided else none}) }}
 {% endmacro %}
@@ -87,7 +92,8 @@
   {%- if not reads -%}{{ return([]) }}{%- endif -%}
   {%- set files = {} -%}
   {%- for read in reads -%}{%- do files.setdefault(read.file.path, read.file) -%}{%- endfor -%}
-  {%- if (reads | map(attribute='side') | unique | list | length) == 1 and (reads | map(attribute='commit.version') | unique | list | length) == 1 -%}
+  {%- if (reads | map(attribute='side') | unique | list | length) == 1
+      and (reads | map(attribute='commit.version') | unique | list | length) == 1 -%}
     {{ return(dbt_tablestream.delta_log_path_reads_sql(source_files, files.values() | list, columns,
         dbt_tablestream.delta_log_change_columns_sql(reads[0].side, reads[0].commit), described)) }}
   {%- endif -%}
@@ -98,15 +104,18 @@
   {%- set selects = [] -%}
   {%- for directory, in_directory in directories.items() -%}
     {%- do selects.extend(dbt_tablestream.delta_log_path_reads_sql(source_files, in_directory, columns,
-          'concat(' ~ dbt_tablestream._sql_string(directory) ~ ', _metadata.file_name) as __tablestream_path', described)) -%}
+        'concat(' ~ dbt_tablestream._sql_string(directory) ~ ', _metadata.file_name) as __tablestream_path',
+        described)) -%}
   {%- endfor -%}
   {%- set entries = [] -%}
   {%- for read in reads -%}
-    {%- do entries.append('(' ~ dbt_tablestream._sql_string(read.file.path) ~ ', ' ~ dbt_tablestream._sql_string(read.side) ~ ', '
-        ~ read.commit.version ~ ', ' ~ read.commit.millis ~ ')') -%}
+    {%- do entries.append('(' ~ dbt_tablestream._sql_string(read.file.path) ~ ', '
+        ~ dbt_tablestream._sql_string(read.side) ~ ', ' ~ read.commit.version ~ ', ' ~ read.commit.millis ~ ')') -%}
   {%- endfor -%}
   {%- set selected = [] -%}
-  {%- for column in columns -%}{%- do selected.append('__tablestream_files.' ~ dbt_tablestream._sql_identifier(column.name)) -%}{%- endfor -%}
+  {%- for column in columns -%}
+    {%- do selected.append('__tablestream_files.' ~ dbt_tablestream._sql_identifier(column.name)) -%}
+  {%- endfor -%}
   {%- set sql -%}
 select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
     __tablestream_reads._change_type, cast(__tablestream_reads._commit_version as bigint) as _commit_version,
@@ -114,7 +123,8 @@ select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
   from (
     {{ selects | join('\n    union all\n    ') }}
   ) as __tablestream_files
-  join (values {{ entries | join(',\n    ') }}) as __tablestream_reads(__tablestream_path, _change_type, _commit_version, __tablestream_millis)
+  join (values {{ entries | join(',\n    ') }})
+    as __tablestream_reads(__tablestream_path, _change_type, _commit_version, __tablestream_millis)
     on __tablestream_files.__tablestream_path = __tablestream_reads.__tablestream_path
   {%- endset -%}
   {{ return([sql]) }}
@@ -128,8 +138,8 @@ select /*+ broadcast(__tablestream_reads) */ {{ selected | join(', ') }},
 
 {#-- A commit's _change_type, _commit_version and _commit_timestamp columns for one side. --#}
 {% macro spark__delta_log_change_columns_sql(side, commit) %}
-  {{ return(dbt_tablestream._sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as _commit_version, '
-      ~ 'timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp') }}
+  {{ return(dbt_tablestream._sql_string(side) ~ ' as _change_type, cast(' ~ commit.version ~ ' as bigint) as '
+      ~ '_commit_version, timestamp_millis(' ~ commit.millis ~ ') as _commit_timestamp') }}
 {% endmacro %}
 
 

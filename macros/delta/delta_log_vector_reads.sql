@@ -4,7 +4,8 @@
 
 
 {% macro delta_log_vector_changes_sql(relation, stream, commit, paths, columns, direct=none) %}
-  {{ return(adapter.dispatch('delta_log_vector_changes_sql', 'dbt_tablestream')(relation, stream, commit, paths, columns, direct)) }}
+  {{ return(adapter.dispatch('delta_log_vector_changes_sql', 'dbt_tablestream')(
+      relation, stream, commit, paths, columns, direct)) }}
 {% endmacro %}
 
 
@@ -27,17 +28,20 @@
   {%- set parts = [] -%}
   {%- for side, held, lost in [('delete', 'removes', 'adds'), ('insert', 'adds', 'removes')]
         if side == 'delete' or not vectors.only_extended -%}
-    {%- do parts.append('select ' ~ quoted ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit) ~ ' from (\n    '
-        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, direct) ~ '\n  ) as __tablestream_held left anti join (\n    '
-        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, lost, columns, none) ~ '\n  ) as __tablestream_still_held '
-        ~ 'using (__tablestream_file, __tablestream_row_index)') -%}
+    {%- do parts.append('select ' ~ quoted ~ ', ' ~ dbt_tablestream.delta_log_change_columns_sql(side, commit)
+        ~ ' from (\n    '
+        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, held, columns, direct)
+        ~ '\n  ) as __tablestream_held left anti join (\n    '
+        ~ dbt_tablestream.delta_log_positions_sql(relation, stream, commit, paths, lost, columns, none)
+        ~ '\n  ) as __tablestream_still_held using (__tablestream_file, __tablestream_row_index)') -%}
   {%- endfor -%}
   {{ return(parts) }}
 {% endmacro %}
 
 
 {% macro delta_log_vector_position_reads_sql(stream, commits, columns, direct) %}
-  {{ return(adapter.dispatch('delta_log_vector_position_reads_sql', 'dbt_tablestream')(stream, commits, columns, direct)) }}
+  {{ return(adapter.dispatch('delta_log_vector_position_reads_sql', 'dbt_tablestream')(
+      stream, commits, columns, direct)) }}
 {% endmacro %}
 
 
@@ -95,7 +99,8 @@
         {%- for position in changed -%}{%- do scan.taken.setdefault(path, {}).update({position: true}) -%}{%- endfor -%}
         {%- do scan.rows.update({path: scan.rows.get(path, []) + changed}) -%}
         {%- do scan.commits.setdefault(entry.commit.version, {'commit': entry.commit, 'rows': []}).rows.append(
-              '(_metadata.file_name = ' ~ dbt_tablestream._sql_string(entry.file.name) ~ ' and _metadata.row_index in (' ~ changed | join(', ') ~ '))') -%}
+              '(_metadata.file_name = ' ~ dbt_tablestream._sql_string(entry.file.name)
+              ~ ' and _metadata.row_index in (' ~ changed | join(', ') ~ '))') -%}
       {%- endif -%}
     {%- endfor -%}
     {%- for scan in scans -%}
@@ -103,20 +108,24 @@
       {%- set read_commits = scan.commits.values() | sort(attribute='commit.version') -%}
       {%- if read_commits | length == 1 -%}
         {%- do selects.extend(dbt_tablestream.delta_log_path_reads_sql(stream.files, files, columns,
-              dbt_tablestream.delta_log_change_columns_sql(side, read_commits[0].commit), direct.described, scan.rows)) -%}
+              dbt_tablestream.delta_log_change_columns_sql(side, read_commits[0].commit), direct.described,
+              scan.rows)) -%}
       {%- else -%}
         {%- set versions, stamps = [], [] -%}
         {%- for read_commit in read_commits -%}
           {%- if not loop.last -%}
-            {%- do versions.append('when ' ~ read_commit.rows | join('\n      or ') ~ ' then ' ~ read_commit.commit.version) -%}
+            {%- do versions.append('when ' ~ read_commit.rows | join('\n      or ') ~ ' then '
+                ~ read_commit.commit.version) -%}
           {%- endif -%}
           {%- do stamps.append('when ' ~ read_commit.commit.version ~ ' then ' ~ read_commit.commit.millis) -%}
         {%- endfor -%}
         {%- set tail = dbt_tablestream._sql_string(side) ~ ' as _change_type, cast(case ' ~ versions | join('\n      ')
             ~ ' else ' ~ read_commits[-1].commit.version ~ ' end as bigint) as _commit_version' -%}
-        {%- for select in dbt_tablestream.delta_log_path_reads_sql(stream.files, files, columns, tail, direct.described, scan.rows) -%}
-          {%- do selects.append('select ' ~ quoted ~ ', _change_type, _commit_version, timestamp_millis(case _commit_version '
-              ~ stamps | join(' ') ~ ' end) as _commit_timestamp from (\n    ' ~ select ~ '\n  ) as __tablestream_by_position') -%}
+        {%- for select in dbt_tablestream.delta_log_path_reads_sql(stream.files, files, columns, tail,
+              direct.described, scan.rows) -%}
+          {%- do selects.append('select ' ~ quoted ~ ', _change_type, _commit_version, '
+              ~ 'timestamp_millis(case _commit_version ' ~ stamps | join(' ') ~ ' end) as _commit_timestamp'
+              ~ ' from (\n    ' ~ select ~ '\n  ) as __tablestream_by_position') -%}
         {%- endfor -%}
       {%- endif -%}
     {%- endfor -%}
@@ -126,7 +135,8 @@
 
 
 {% macro delta_log_positions_sql(relation, stream, commit, paths, actions, columns, direct) %}
-  {{ return(adapter.dispatch('delta_log_positions_sql', 'dbt_tablestream')(relation, stream, commit, paths, actions, columns, direct)) }}
+  {{ return(adapter.dispatch('delta_log_positions_sql', 'dbt_tablestream')(
+      relation, stream, commit, paths, actions, columns, direct)) }}
 {% endmacro %}
 
 
@@ -143,15 +153,16 @@
   {%- set position = '_metadata.row_index as __tablestream_row_index' -%}
   {%- set by_path, travelled = [], [] -%}
   {%- for file in entries -%}
-    {%- if dbt_tablestream._delta_log_file_readable_by_path(stream.files, file) and (direct is none or dbt_tablestream._delta_log_take_direct_read(direct, file)) -%}
+    {%- if dbt_tablestream._delta_log_file_readable_by_path(stream.files, file)
+        and (direct is none or dbt_tablestream._delta_log_take_direct_read(direct, file)) -%}
       {%- do by_path.append(file) -%}
     {%- else -%}
       {%- do travelled.append(file) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- set tail = '_metadata.file_name as __tablestream_file, ' ~ position -%}
-  {%- set selects = dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path, columns if direct is not none else none, tail,
-        direct.described if direct is not none else none) -%}
+  {%- set selects = dbt_tablestream.delta_log_path_reads_sql(stream.files, by_path,
+      columns if direct is not none else none, tail, direct.described if direct is not none else none) -%}
   {%- do selects.extend(dbt_tablestream.delta_log_time_travel_reads_sql(relation, stream.files, travelled, columns,
         ('*, ' if direct is not none else '') ~ tail, commit.adds)) -%}
   {{ return(selects | join('\n    union all\n    ')) }}

@@ -9,7 +9,8 @@
 
 {#-- Delta's own grammar: (DESC | DESCRIBE) HISTORY table (LIMIT n)?; newest commit first. --#}
 {% macro spark__describe_history_sql(relation, limit) %}
-  {{ return('describe history ' ~ dbt_tablestream._delta_table_name(relation) ~ (' limit ' ~ limit if limit is not none else '')) }}
+  {{ return('describe history ' ~ dbt_tablestream._delta_table_name(relation)
+      ~ (' limit ' ~ limit if limit is not none else '')) }}
 {% endmacro %}
 
 
@@ -18,7 +19,9 @@
 {% macro _delta_table_name(relation) %}
   {%- if relation is string or relation.identifier is not defined -%}{{ return(relation | string) }}{%- endif -%}
   {%- set parts = [] -%}
-  {%- for part in [relation.schema, relation.identifier] if part -%}{%- do parts.append(dbt_tablestream._sql_identifier(part)) -%}{%- endfor -%}
+  {%- for part in [relation.schema, relation.identifier] if part -%}
+    {%- do parts.append(dbt_tablestream._sql_identifier(part)) -%}
+  {%- endfor -%}
   {{ return(parts | join('.')) }}
 {% endmacro %}
 
@@ -27,9 +30,9 @@
      operations (DeltaOperations) and Databricks' COPY INTO. Every other commit (OPTIMIZE, VACUUM,
      ALTER, table properties, a CREATE TABLE without AS SELECT) has no change rows for a stream. --#}
 {% macro _delta_data_operations() %}
-  {{ return(['WRITE', 'MERGE', 'DELETE', 'UPDATE', 'STREAMING UPDATE', 'TRUNCATE', 'COPY INTO', 'CONVERT', 'CLONE', 'RESTORE',
-             'CREATE TABLE AS SELECT', 'REPLACE TABLE', 'REPLACE TABLE AS SELECT',
-             'CREATE OR REPLACE TABLE', 'CREATE OR REPLACE TABLE AS SELECT']) }}
+  {{ return(['WRITE', 'MERGE', 'DELETE', 'UPDATE', 'STREAMING UPDATE', 'TRUNCATE', 'COPY INTO', 'CONVERT', 'CLONE',
+      'RESTORE', 'CREATE TABLE AS SELECT', 'REPLACE TABLE', 'REPLACE TABLE AS SELECT', 'CREATE OR REPLACE TABLE',
+      'CREATE OR REPLACE TABLE AS SELECT']) }}
 {% endmacro %}
 
 

@@ -17,7 +17,8 @@
   {%- do run_query(dbt_tablestream.directory_files_view_sql(files_view, settings)) -%}
   {%- do run_query(dbt_tablestream.directory_listing_view_sql(listing_view, files_view, settings)) -%}
   {%- if rebuild -%}
-    {%- do run_query(dbt_tablestream.directory_create_sql(relation, listing_view, config.get('tblproperties', none))) -%}
+    {%- do run_query(dbt_tablestream.directory_create_sql(relation, listing_view,
+        config.get('tblproperties', none))) -%}
     {#-- Counted from the new table: the listing view would list the file system again. --#}
     {%- set files = run_query('select count(*) from ' ~ relation).rows[0][0] -%}
     {{ return({'files': files, 'inserted': files, 'updated': 0, 'deleted': 0, 'committed': true}) }}
@@ -41,12 +42,17 @@
     {%- for character in pattern -%}
       {%- if state.in_class -%}
         {%- if character == '!' and state.class_start -%}{%- set state.text = state.text ~ '^' -%}
-        {%- elif character == ']' and not state.class_start -%}{%- set state.text = state.text ~ ']' -%}{%- set state.in_class = false -%}
+        {%- elif character == ']' and not state.class_start -%}
+          {%- set state.text = state.text ~ ']' -%}
+          {%- set state.in_class = false -%}
         {%- elif character in '\\[]&^' -%}{%- set state.text = state.text ~ '\\' ~ character -%}
         {%- else -%}{%- set state.text = state.text ~ character -%}
         {%- endif -%}
         {%- set state.class_start = false -%}
-      {%- elif character == '[' -%}{%- set state.text = state.text ~ '[' -%}{%- set state.in_class = true -%}{%- set state.class_start = true -%}
+      {%- elif character == '[' -%}
+        {%- set state.text = state.text ~ '[' -%}
+        {%- set state.in_class = true -%}
+        {%- set state.class_start = true -%}
       {%- elif character == '*' -%}{%- set state.text = state.text ~ '.*' -%}
       {%- elif character == '?' -%}{%- set state.text = state.text ~ '.' -%}
       {%- elif character in '\\.[]{}()+^$|' -%}{%- set state.text = state.text ~ '\\' ~ character -%}

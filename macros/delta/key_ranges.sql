@@ -21,7 +21,8 @@
 
 
 {% macro stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none, target=none) %}
-  {{ return(adapter.dispatch('stream_key_ranges_sql', 'dbt_tablestream')(relation, column, key_type, cap, counts, listed, file_keys, target)) }}
+  {{ return(adapter.dispatch('stream_key_ranges_sql', 'dbt_tablestream')(
+      relation, column, key_type, cap, counts, listed, file_keys, target)) }}
 {% endmacro %}
 
 
@@ -39,9 +40,11 @@
      `target` (a relation), also `target_rows`, its row count: Delta answers a bare count(*) from
      its log's statistics, without reading a data file
      (tests/functional/test_delta_semantics.py). --#}
-{% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none, target=none) %}
+{% macro spark__stream_key_ranges_sql(relation, column, key_type, cap, counts=[], listed=0, file_keys=none,
+                                      target=none) %}
   {%- set key = dbt_tablestream._sql_identifier(column) -%}
-  {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1', 'date': "interval '1' day"}.get(key_type) -%}
+  {%- set step = {'tinyint': '1', 'smallint': '1', 'int': '1', 'bigint': '1',
+      'date': "interval '1' day"}.get(key_type) -%}
   {%- set difference = 'try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key))' -%}
   {%- if key_type == 'string' -%}
     {%- set gap = 'cast(null as int)' -%}
@@ -52,29 +55,37 @@
   {%- endif -%}
   {%- set ranges_sql -%}
 select {% for name, aggregate in counts %}coalesce(sum({{ name }}), 0) as {{ name }}, {% endfor -%}
-  {%- if listed > 0 %}coalesce(sum(__tablestream_keys), 0) as distinct_keys, to_json(flatten(collect_list(__tablestream_listed))) as listed_keys, {% endif -%}
-  {%- if file_keys is not none %}size(array_distinct(flatten(collect_list(__tablestream_files)))) as key_files, {% endif -%}
+  {%- if listed > 0 %}coalesce(sum(__tablestream_keys), 0) as distinct_keys, {% endif -%}
+  {%- if listed > 0 %}to_json(flatten(collect_list(__tablestream_listed))) as listed_keys, {% endif -%}
+  {%- if file_keys is not none %}size(array_distinct(flatten(collect_list(__tablestream_files)))) as key_files,
+  {% endif -%}
   {%- if target is not none %}(select count(*) from {{ target }}) as target_rows, {% endif -%}
   to_json(collect_list(case when lo is not null then array(cast(lo as string), cast(hi as string)) end)) as key_ranges
 from (
-  select min(__tablestream_key) as lo, max(__tablestream_key) as hi{% for name, aggregate in counts %}, sum({{ name }}) as {{ name }}{% endfor %}
-    {%- if listed > 0 %}, count(__tablestream_key) as __tablestream_keys, collect_list(cast(__tablestream_listed as string)) as __tablestream_listed{% endif %}
-    {%- if file_keys is not none %}, collect_set(floor(__tablestream_key / {{ file_keys }})) as __tablestream_files{% endif %}
+  select min(__tablestream_key) as lo, max(__tablestream_key) as hi
+    {%- for name, aggregate in counts %}, sum({{ name }}) as {{ name }}{% endfor %}
+    {%- if listed > 0 %}, count(__tablestream_key) as __tablestream_keys{% endif %}
+    {%- if listed > 0 %}, collect_list(cast(__tablestream_listed as string)) as __tablestream_listed{% endif %}
+    {%- if file_keys is not none %}, collect_set(floor(__tablestream_key / {{ file_keys }}))
+      as __tablestream_files{% endif %}
   from (
     select *,
       sum(case when __tablestream_cut < {{ cap }} then 1 else 0 end)
         over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
       {%- if listed > 0 %},
       {#-- Bounded, so that a window of millions of keys collects no more than a key list may hold. --#}
-      case when row_number() over (order by __tablestream_key) <= {{ listed }} then __tablestream_key end as __tablestream_listed
+      case when row_number() over (order by __tablestream_key) <= {{ listed }} then __tablestream_key end
+        as __tablestream_listed
       {%- endif %}
     from (
       select *,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end
+          as __tablestream_cut
       from (
         select *, {{ gap }} as __tablestream_gap
         from (
-          select {{ key }} as __tablestream_key{% for name, aggregate in counts %}, {{ aggregate }} as {{ name }}{% endfor %}
+          select {{ key }} as __tablestream_key
+            {%- for name, aggregate in counts %}, {{ aggregate }} as {{ name }}{% endfor %}
           from {{ relation }}
           group by {{ key }}
         ) as __tablestream_keys
@@ -107,7 +118,8 @@ from (
 {% macro _key_range_literals(key_ranges_json, key_type) %}
   {%- set ranges = [] -%}
   {%- for lo, hi in fromjson(key_ranges_json or '[]') -%}
-    {%- do ranges.append([dbt_tablestream._key_range_literal(lo, key_type), dbt_tablestream._key_range_literal(hi, key_type)]) -%}
+    {%- do ranges.append([dbt_tablestream._key_range_literal(lo, key_type),
+        dbt_tablestream._key_range_literal(hi, key_type)]) -%}
   {%- endfor -%}
   {{ return(ranges) }}
 {% endmacro %}
@@ -150,7 +162,9 @@ from (
     {{ return(values | map('int') | join(suffixes[key_type] ~ ', ') ~ suffixes[key_type]) }}
   {%- endif -%}
   {%- set literals = [] -%}
-  {%- for value in values -%}{%- do literals.append(dbt_tablestream._key_range_literal(value, key_type)) -%}{%- endfor -%}
+  {%- for value in values -%}
+    {%- do literals.append(dbt_tablestream._key_range_literal(value, key_type)) -%}
+  {%- endfor -%}
   {{ return(literals | join(', ')) }}
 {% endmacro %}
 

@@ -7,7 +7,8 @@
      start_at earliest or a timestamp needs it. The rows read are returned as `history`
      ({rows, limit}: limit none when they are the whole history). --#}
 {% macro stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes', recent=1) %}
-  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(relation, stream_name, at_timestamp, want_earliest, read, recent)) }}
+  {{ return(adapter.dispatch('stream_source_state', 'dbt_tablestream')(
+      relation, stream_name, at_timestamp, want_earliest, read, recent)) }}
 {% endmacro %}
 
 
@@ -23,11 +24,13 @@
 {#-- Two statements: DESCRIBE DETAIL (the table id, format, location, partitioning and, in its
      `properties`, every table property) and one DESCRIBE HISTORY (the latest version, and the
      commits a window check needs). --#}
-{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes', recent=1) %}
+{% macro spark__stream_source_state(relation, stream_name, at_timestamp, want_earliest, read='table_changes',
+                                    recent=1) %}
   {%- set source = dbt_tablestream._stream_source_name(relation) -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " does not exist. Create it, or point the model at the right source.") }}
+        dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " does not exist. Create it, or "
+        ~ "point the model at the right source.") }}
   {%- endif -%}
   {%- set detail = run_query(dbt_tablestream.describe_detail_sql(relation)).rows[0] -%}
   {%- set whole = want_earliest or at_timestamp is not none -%}
@@ -41,21 +44,25 @@
       {%- do properties.update({row[0]: row[1]}) -%}
     {%- endfor -%}
   {%- endif -%}
-  {%- set state = dbt_tablestream._stream_source_state_of(stream_name, source, detail, history[0], properties, history if whole else [], read) -%}
+  {%- set state = dbt_tablestream._stream_source_state_of(stream_name, source, detail, history[0], properties,
+      history if whole else [], read) -%}
   {%- do state.update({'history': {'rows': history, 'limit': limit}}) -%}
   {%- set version_at_timestamp = none -%}
   {%- if at_timestamp is not none -%}
     {%- set moment = run_query(dbt_tablestream.timestamp_sql(at_timestamp)).rows[0][0] -%}
     {%- if moment is none -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream._stream_subject(stream_name) ~ ": start_at timestamp '" ~ at_timestamp ~ "' is not ISO-8601 (e.g. '2024-01-15T10:00:00Z').") }}
+          dbt_tablestream._stream_subject(stream_name) ~ ": start_at timestamp '" ~ at_timestamp ~ "' is not ISO-8601 "
+          ~ "(e.g. '2024-01-15T10:00:00Z').") }}
     {%- endif -%}
     {%- set candidates = [] -%}
-    {%- for row in history if row['timestamp'] <= moment -%}{%- do candidates.append(row['version'] | int) -%}{%- endfor -%}
+    {%- for row in history if row['timestamp'] <= moment -%}
+      {%- do candidates.append(row['version'] | int) -%}
+    {%- endfor -%}
     {%- if not candidates -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " has no version committed at or before " ~ at_timestamp
-          ~ ". Use a later start_at timestamp, or start_at: earliest.") }}
+          dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " has no version "
+          ~ "committed at or before " ~ at_timestamp ~ ". Use a later start_at timestamp, or start_at: earliest.") }}
     {%- endif -%}
     {%- set version_at_timestamp = candidates | max -%}
   {%- endif -%}
@@ -73,8 +80,9 @@
 {% macro _stream_source_state_of(stream_name, source, detail, latest, properties, history, read='table_changes') %}
   {%- if (detail['format'] | lower) != 'delta' -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " is a " ~ detail['format'] ~ " table, not Delta, so it has no change feed. "
-        ~ "Convert it with `CONVERT TO DELTA " ~ source ~ "` or stream a Delta table.") }}
+        dbt_tablestream._stream_subject(stream_name) ~ ": the source " ~ source ~ " is a " ~ detail['format']
+        ~ " table, not Delta, so it has no change feed. Convert it with `CONVERT TO DELTA " ~ source
+        ~ "` or stream a Delta table.") }}
   {%- endif -%}
   {%- set tracking = dbt_tablestream._stream_tracking_property(read) -%}
   {%- set tracked = tracking is none or (properties.get(tracking, 'false') | string | lower) == 'true' -%}
@@ -92,11 +100,12 @@
       'latest_timestamp': latest['timestamp'] | string,
       'tracked': tracked,
       'file_retention': dbt_tablestream._file_retention(properties),
-      'files': {'location': detail.get('location'), 'partition_columns': dbt_tablestream._listed_names(detail.get('partitionColumns')),
+      'files': {'location': detail.get('location'),
+                'partition_columns': dbt_tablestream._listed_names(detail.get('partitionColumns')),
                 'column_mapping': properties.get('delta.columnMapping.mode', 'none'),
                 'feed_on': (properties.get('delta.enableChangeDataFeed', 'false') | string | lower) == 'true',
                 'type_widening': (properties.get('delta.enableTypeWidening', 'false') | string | lower) == 'true'
-                    or 'typewidening' in dbt_tablestream._listed_names(detail.get('tableFeatures')) | join(' ') | lower},
+                  or 'typewidening' in dbt_tablestream._listed_names(detail.get('tableFeatures')) | join(' ') | lower},
       'earliest_change_version': earliest,
       'version_at_timestamp': none,
   }) }}
@@ -110,7 +119,9 @@
   {%- if parsed is mapping -%}{{ return(dict(parsed)) }}{%- endif -%}
   {%- if parsed is none or parsed is string or parsed is not iterable -%}{{ return(none) }}{%- endif -%}
   {%- set pairs = {} -%}
-  {%- for pair in parsed if pair is sequence and pair is not string and pair | length == 2 -%}{%- do pairs.update({pair[0]: pair[1]}) -%}{%- endfor -%}
+  {%- for pair in parsed if pair is sequence and pair is not string and pair | length == 2 -%}
+    {%- do pairs.update({pair[0]: pair[1]}) -%}
+  {%- endfor -%}
   {{ return(pairs if pairs | length == parsed | length else none) }}
 {% endmacro %}
 

@@ -16,7 +16,8 @@
      tombstones: replacing the table (`build`, a first run or reset) or merging into it, keeping
      the greater sequence per key and dropping tombstones older than `retention`. --#}
 {% macro stream_tombstones_sql(tombstones, changes, keys, sequence, retention, build) %}
-  {{ return(adapter.dispatch('stream_tombstones_sql', 'dbt_tablestream')(tombstones, changes, keys, sequence, retention, build)) }}
+  {{ return(adapter.dispatch('stream_tombstones_sql', 'dbt_tablestream')(
+      tombstones, changes, keys, sequence, retention, build)) }}
 {% endmacro %}
 
 
@@ -35,16 +36,19 @@ where __change_type = 'DELETE'
     {%- set quoted = dbt_tablestream._sql_identifier(column) -%}
     {%- do assignments.append('target.' ~ quoted ~ ' = source.' ~ quoted) -%}
   {%- endfor -%}
+  {%- set newer = dbt_tablestream._sequence_value(sequence, 'source') ~ ' > '
+      ~ dbt_tablestream._sequence_value(sequence, 'target') -%}
+  {%- set expired = 'target.__tablestream_recorded_at < current_timestamp() - interval ' ~ retention -%}
   {%- set merge_sql -%}
 merge into {{ tombstones }} as target
 using (
 {{ deletes }}
 ) as source
 on {{ dbt_tablestream._keys_match(keys, 'target', 'source') }}
-when matched and {{ dbt_tablestream._sequence_value(sequence, 'source') }} > {{ dbt_tablestream._sequence_value(sequence, 'target') }} then update set
+when matched and {{ newer }} then update set
   {{ assignments | join(', ') }}
 when not matched then insert *
-when not matched by source and target.__tablestream_recorded_at < current_timestamp() - interval {{ retention }} then delete
+when not matched by source and {{ expired }} then delete
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}

@@ -9,7 +9,8 @@
 {#-- Delta's grammar: VACUUM table [RETAIN n HOURS] [DRY RUN]. Delta rounds the hours to a whole
      number; a DRY RUN returns the paths it would delete. --#}
 {% macro spark__vacuum_sql(relation, retain_hours, dry_run=false) %}
-  {{ return('vacuum ' ~ dbt_tablestream._delta_table_name(relation) ~ ' retain ' ~ retain_hours ~ ' hours' ~ (' dry run' if dry_run else '')) }}
+  {{ return('vacuum ' ~ dbt_tablestream._delta_table_name(relation) ~ ' retain ' ~ retain_hours ~ ' hours'
+      ~ (' dry run' if dry_run else '')) }}
 {% endmacro %}
 
 

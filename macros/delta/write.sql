@@ -55,7 +55,8 @@ as
 {% macro spark__stream_kept_table_properties(existing_relation) %}
   {%- set kept = {} -%}
   {%- if existing_relation is none -%}{{ return(kept) }}{%- endif -%}
-  {%- set tracking = [dbt_tablestream._stream_tracking_property('table_changes'), dbt_tablestream._stream_tracking_property('changelog')]
+  {%- set tracking = [dbt_tablestream._stream_tracking_property('table_changes'),
+                      dbt_tablestream._stream_tracking_property('changelog')]
                      | reject('in', config.get('tblproperties') or {}) | list -%}
   {%- if not tracking -%}{{ return(kept) }}{%- endif -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(existing_relation)).rows
@@ -71,16 +72,21 @@ as
      the target as one Delta commit carrying the stream's marker. `key_ranges`: literal ranges of
      the window's first key column (check_stream_keys_not_null), so Delta skips the target files
      outside them; every source key lies in one, so they change no outcome. --#}
-{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges=[]) %}
-  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges)) }}
+{% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream,
+                          key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_merge_sql', 'dbt_tablestream')(
+      target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream, key_ranges=[]) %}
+{% macro spark__stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream,
+                                 key_ranges=[]) %}
   {%- set is_delete = "source.`__change_type` = 'DELETE'" -%}
   {%- set is_upsert = "source.`__change_type` <> 'DELETE'" -%}
   {%- set soft = delete_mode == 'soft' -%}
-  {%- set soft_revive = ["target._deleted = false", "target._deleted_version = null", "target._deleted_at = null"] if soft else [] -%}
+  {%- set soft_revive = ["target._deleted = false", "target._deleted_version = null", "target._deleted_at = null"]
+                        if soft else [] -%}
+  {%- set soft_inserts = ['_deleted', '_deleted_version', '_deleted_at'] if soft else [] -%}
   {%- set on = [] -%}
   {%- for key in keys -%}
     {%- set quoted = dbt_tablestream._sql_identifier(key) -%}
@@ -111,13 +117,14 @@ on {{ on | join(' and ') }}
 when matched and {{ is_delete }} then delete
 {%- elif soft %}
 when matched and {{ is_delete }} then update set
-  target._deleted = true, target._deleted_version = source.`__commit_version`, target._deleted_at = source.`__commit_timestamp`
+  target._deleted = true, target._deleted_version = source.`__commit_version`,
+  target._deleted_at = source.`__commit_timestamp`
 {%- endif %}
 {%- if assignments or soft_revive %}
 when matched and {{ is_upsert }} then update set
   {{ (assignments + soft_revive) | join(',\n  ') }}
 {%- endif %}
-when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_deleted', '_deleted_version', '_deleted_at'] if soft else [])) | join(', ') }})
+when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + soft_inserts) | join(', ') }})
   values ({{ (insert_values + (['false', 'null', 'null'] if soft else [])) | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
@@ -135,7 +142,8 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + (['_delet
      `replaces`, the marked protocol). Applied twice it leaves what once does. `target_columns`: the target's,
      in its order, as the insert is by position. --#}
 {% macro stream_replace_where_sql(target, netted, key, key_list, key_ranges, target_columns) %}
-  {{ return(adapter.dispatch('stream_replace_where_sql', 'dbt_tablestream')(target, netted, key, key_list, key_ranges, target_columns)) }}
+  {{ return(adapter.dispatch('stream_replace_where_sql', 'dbt_tablestream')(
+      target, netted, key, key_list, key_ranges, target_columns)) }}
 {% endmacro %}
 
 
@@ -164,7 +172,8 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
      target's, in its order, as the insert is by position; `window_keys`: how many keys the window
      names, to broadcast them only while they are few enough for every task to hold. --#}
 {% macro stream_rewrite_sql(target, netted, keys, target_columns, window_keys=none) %}
-  {{ return(adapter.dispatch('stream_rewrite_sql', 'dbt_tablestream')(target, netted, keys, target_columns, window_keys)) }}
+  {{ return(adapter.dispatch('stream_rewrite_sql', 'dbt_tablestream')(
+      target, netted, keys, target_columns, window_keys)) }}
 {% endmacro %}
 
 
@@ -175,13 +184,16 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
     {%- do matches.append('__tablestream_target.' ~ quoted ~ ' = __tablestream_window.' ~ quoted) -%}
   {%- endfor -%}
   {%- set kept_columns = [] -%}
-  {%- for column in target_columns -%}{%- do kept_columns.append('__tablestream_target.' ~ dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
+  {%- for column in target_columns -%}
+    {%- do kept_columns.append('__tablestream_target.' ~ dbt_tablestream._sql_identifier(column)) -%}
+  {%- endfor -%}
   {%- set broadcast = window_keys is not none and window_keys <= 1000000 -%}
+  {%- set key_columns = dbt_tablestream._quoted_columns(keys) -%}
   {%- set rewrite_sql -%}
 insert overwrite {{ target }}
 select {% if broadcast %}/*+ broadcast(__tablestream_window) */ {% endif %}{{ kept_columns | join(', ') }}
 from {{ target }} as __tablestream_target
-left anti join (select {{ dbt_tablestream._quoted_columns(keys) }} from ({{ netted }}) as __tablestream_net) as __tablestream_window
+left anti join (select {{ key_columns }} from ({{ netted }}) as __tablestream_net) as __tablestream_window
   on {{ matches | join(' and ') }}
 union all
 select {{ dbt_tablestream._quoted_columns(target_columns) }}
@@ -198,28 +210,35 @@ where __change_type in ('INSERT', 'UPDATE_AFTER')
      key only if it is newer than the key's tombstone (`tombstones`, delete_mode hard). A soft
      delete keeps the delete's sequence on the row, so it is the tombstone; a delete of a key the
      target does not hold inserts it soft-deleted, for the same reason. --#}
-{% macro stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
-  {{ return(adapter.dispatch('stream_events_merge_sql', 'dbt_tablestream')(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges)) }}
+{% macro stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones,
+                                 has_columns, key_ranges=[]) %}
+  {{ return(adapter.dispatch('stream_events_merge_sql', 'dbt_tablestream')(target, changes, keys, delete_mode,
+      update_columns, insert_columns, events, tombstones, has_columns, key_ranges)) }}
 {% endmacro %}
 
 
-{% macro spark__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events, tombstones, has_columns, key_ranges=[]) %}
+{% macro spark__stream_events_merge_sql(target, changes, keys, delete_mode, update_columns, insert_columns, events,
+                                        tombstones, has_columns, key_ranges=[]) %}
   {%- set sequence = events['sequence'] -%}
   {%- set soft = delete_mode == 'soft' -%}
-  {%- set newer = dbt_tablestream._sequence_value(sequence, 'source') ~ ' > ' ~ dbt_tablestream._sequence_value(sequence, 'target') -%}
+  {%- set source_sequence = dbt_tablestream._sequence_value(sequence, 'source') -%}
+  {%- set newer = source_sequence ~ ' > ' ~ dbt_tablestream._sequence_value(sequence, 'target') -%}
   {%- set ignore_null = events['ignore_null'] -%}
-  {%- set carried = (insert_columns | reject('in', keys + sequence) | list) if ignore_null is sameas true else (ignore_null or []) -%}
+  {%- set carried = (insert_columns | reject('in', keys + sequence) | list) if ignore_null is sameas true
+      else (ignore_null or []) -%}
   {%- set assignments = [] -%}
   {%- for column in update_columns | reject('in', sequence) | list + sequence -%}
     {%- set value = 'source.' ~ dbt_tablestream._sql_identifier(column) -%}
     {%- if column in carried -%}
-      {%- set value = 'case when source.__tablestream_after_delete' ~ (' or target._deleted' if soft else '') ~ ' then ' ~ value
-                      ~ ' else coalesce(' ~ value ~ ', target.' ~ dbt_tablestream._sql_identifier(column) ~ ') end' -%}
+      {%- set value = 'case when source.__tablestream_after_delete' ~ (' or target._deleted' if soft else '') ~ ' then '
+                      ~ value ~ ' else coalesce(' ~ value ~ ', target.' ~ dbt_tablestream._sql_identifier(column)
+                      ~ ') end' -%}
     {%- endif -%}
     {%- do assignments.append('target.' ~ dbt_tablestream._sql_identifier(column) ~ ' = ' ~ value) -%}
   {%- endfor -%}
   {%- if soft -%}
-    {%- do assignments.extend(['target._deleted = false', 'target._deleted_version = null', 'target._deleted_at = null']) -%}
+    {%- do assignments.extend(['target._deleted = false', 'target._deleted_version = null',
+        'target._deleted_at = null']) -%}
   {%- endif -%}
   {%- set deleted_values = ['true',
                             'source.__commit_version' if '__commit_version' in has_columns else 'null',
@@ -240,7 +259,8 @@ using (
   {%- endif %}
   from ({{ changes }}) as __tablestream_change
   {%- if tombstones is not none %}
-  left join {{ tombstones }} as __tablestream_dead on {{ dbt_tablestream._keys_match(keys, '__tablestream_dead', '__tablestream_change') }}
+  left join {{ tombstones }} as __tablestream_dead
+    on {{ dbt_tablestream._keys_match(keys, '__tablestream_dead', '__tablestream_change') }}
   {%- endif %}
 ) as source
 on {{ dbt_tablestream._keys_match(keys, 'target', 'source') }}
@@ -261,8 +281,11 @@ when not matched and source.__change_type = 'DELETE' then
   values ({{ dbt_tablestream._prefixed_columns(insert_columns, 'source') }}, {{ deleted_values | join(', ') }})
 {%- endif %}
 when not matched and source.__change_type <> 'DELETE'
-  {%- if tombstones is not none %} and (source.__tablestream_tombstone is null or {{ dbt_tablestream._sequence_value(sequence, 'source') }} > source.__tablestream_tombstone){% endif %} then
-  insert ({{ (dbt_tablestream._quoted_columns(insert_columns) ~ (', _deleted, _deleted_version, _deleted_at' if soft else '')) }})
+  {%- if tombstones is not none %}
+  and (source.__tablestream_tombstone is null or {{ source_sequence }} > source.__tablestream_tombstone)
+  {%- endif %} then
+  insert ({{ (dbt_tablestream._quoted_columns(insert_columns)
+      ~ (', _deleted, _deleted_version, _deleted_at' if soft else '')) }})
   values ({{ dbt_tablestream._prefixed_columns(insert_columns, 'source') ~ (', false, null, null' if soft else '') }})
   {%- endset -%}
   {{ return(merge_sql) }}
@@ -284,7 +307,8 @@ when not matched and source.__change_type <> 'DELETE'
      dbt_scd_id of a target row is that key's open row, closed or updated in place; every other
      version is new. Only open rows can match, so files holding only closed versions are skipped. --#}
 {% macro stream_history_merge_sql(target, versions, data_columns, history, keys=[], key_ranges=[]) %}
-  {{ return(adapter.dispatch('stream_history_merge_sql', 'dbt_tablestream')(target, versions, data_columns, history, keys, key_ranges)) }}
+  {{ return(adapter.dispatch('stream_history_merge_sql', 'dbt_tablestream')(
+      target, versions, data_columns, history, keys, key_ranges)) }}
 {% endmacro %}
 
 
@@ -314,7 +338,8 @@ when not matched then insert ({{ dbt_tablestream._quoted_columns(columns) }})
 
 
 {% macro stream_merge_build_sql(netted, data_columns, soft, keys, deleted_columns=none) %}
-  {{ return(adapter.dispatch('stream_merge_build_sql', 'dbt_tablestream')(netted, data_columns, soft, keys, deleted_columns)) }}
+  {{ return(adapter.dispatch('stream_merge_build_sql', 'dbt_tablestream')(
+      netted, data_columns, soft, keys, deleted_columns)) }}
 {% endmacro %}
 
 
@@ -329,9 +354,13 @@ when not matched then insert ({{ dbt_tablestream._quoted_columns(columns) }})
 select {{ dbt_tablestream._quoted_columns(data_columns) }}
 {%- if soft and deleted_columns is not none %},
   __change_type = 'DELETE' as _deleted,
-  case when __change_type = 'DELETE' then {{ '__commit_version' if '__commit_version' in deleted_columns else 'null' }} end as _deleted_version,
-  case when __change_type = 'DELETE' then {{ '__commit_timestamp' if '__commit_timestamp' in deleted_columns else 'cast(null as timestamp)' }} end as _deleted_at
-{%- elif soft %}, false as _deleted, cast(null as bigint) as _deleted_version, cast(null as timestamp) as _deleted_at{% endif %}
+  case when __change_type = 'DELETE'
+    then {{ '__commit_version' if '__commit_version' in deleted_columns else 'null' }} end as _deleted_version,
+  case when __change_type = 'DELETE'
+    then {{ '__commit_timestamp' if '__commit_timestamp' in deleted_columns else 'cast(null as timestamp)' }} end
+    as _deleted_at
+{%- elif soft %}, false as _deleted, cast(null as bigint) as _deleted_version,
+  cast(null as timestamp) as _deleted_at{% endif %}
 from ({{ netted }}) as __tablestream_net
 {%- if deleted_columns is none or not soft %}
 where __change_type in ('INSERT', 'UPDATE_AFTER')
@@ -350,12 +379,14 @@ order by {{ dbt_tablestream._quoted_columns(keys) }}
 {#-- The target of a first run or reset of an SCD type 2 stream_merge: the window's versions
      (history_versions_sql), in key order and each key's versions in time order. --#}
 {% macro spark__stream_history_build_sql(versions, keys) %}
-  {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by ' ~ dbt_tablestream._quoted_columns(keys) ~ ', dbt_valid_from') }}
+  {{ return('select * from (' ~ versions ~ ') as __tablestream_versions order by '
+      ~ dbt_tablestream._quoted_columns(keys) ~ ', dbt_valid_from') }}
 {% endmacro %}
 
 
 {% macro stream_merge_source_sql(netted, data_columns, has_commit_timestamp) %}
-  {{ return(adapter.dispatch('stream_merge_source_sql', 'dbt_tablestream')(netted, data_columns, has_commit_timestamp)) }}
+  {{ return(adapter.dispatch('stream_merge_source_sql', 'dbt_tablestream')(
+      netted, data_columns, has_commit_timestamp)) }}
 {% endmacro %}
 
 
@@ -378,7 +409,8 @@ where __change_type <> 'UPDATE_BEFORE'
 {#-- The rows a later run's MERGE writes (not its deletes), as the target's columns: what
      on_schema_change compares with the target. --#}
 {% macro spark__stream_merge_upserts_sql(netted, data_columns) %}
-  {{ return('select ' ~ dbt_tablestream._quoted_columns(data_columns) ~ ' from (' ~ netted ~ ") as __tablestream_net where __change_type <> 'DELETE'") }}
+  {{ return('select ' ~ dbt_tablestream._quoted_columns(data_columns) ~ ' from (' ~ netted ~ ") as __tablestream_net "
+      ~ "where __change_type <> 'DELETE'") }}
 {% endmacro %}
 
 
