@@ -15,9 +15,10 @@
   {%- set synced = dbt_tablestream.sync_directory_table(target_relation, settings, rebuild) -%}
   {%- set changed = synced.inserted + synced.updated + synced.deleted -%}
   {%- set summary = "directory table " ~ target_relation.identifier ~ ": " ~ synced.files ~ " files under "
-      ~ settings.location ~ ", " ~ synced.inserted ~ " new, " ~ synced.updated ~ " changed, " ~ synced.deleted ~ " removed"
-      ~ ("; one commit" if synced.committed else "; nothing changed, no commit") -%}
-  {%- call noop_statement('main', 'OK' if synced.committed else 'NO-OP', 'OK' if synced.committed else 'NO-OP', changed) -%}{%- endcall -%}
+      ~ settings.location ~ ", " ~ synced.inserted ~ " new, " ~ synced.updated ~ " changed, " ~ synced.deleted
+      ~ " removed" ~ ("; one commit" if synced.committed else "; nothing changed, no commit") -%}
+  {%- set status = 'OK' if synced.committed else 'NO-OP' -%}
+  {%- call noop_statement('main', status, status, changed) -%}{%- endcall -%}
   {{ log(summary, info=True) }}
   {%- do adapter.cache_added(target_relation) if existing_relation is none -%}
 

@@ -13,9 +13,10 @@
          is looked up in the model's configs as dbt resolved them. --#}
     {%- set top_level = model.config.get(name) if model is defined and model.config is mapping else none -%}
     {%- if top_level is not none and top_level != under_meta -%}
-      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " is set twice, to " ~ tojson(top_level) ~ " at the top level of its config and to "
-          ~ tojson(under_meta) ~ " under meta (config(), a yml config: block and dbt_project.yml all count). Nothing was written. "
-          ~ "Set it in one place: under meta (meta={'" ~ name ~ "': ...}), which dbt-databricks and dbt Fusion accept, or at the top level.") }}
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " is set twice, to " ~ tojson(top_level)
+          ~ " at the top level of its config and to " ~ tojson(under_meta) ~ " under meta (config(), a yml config: "
+          ~ "block and dbt_project.yml all count). Nothing was written. Set it in one place: under meta (meta={'" ~ name
+          ~ "': ...}), which dbt-databricks and dbt Fusion accept, or at the top level.") }}
     {%- endif -%}
     {%- set value = under_meta -%}
   {%- endif -%}

@@ -14,10 +14,11 @@
 {% macro _check_stream_model_features(stream) %}
   {%- set grants = config.get('grants') -%}
   {%- if grants and target.type == 'tablestream' -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream.stream) ~ " (model " ~ model.name ~ ", source " ~ stream.source ~ "): `grants` "
-        ~ tojson(grants) ~ " cannot be applied on the local profile (type: tablestream): its Spark session has no table access control. "
-        ~ "Nothing was written and the stream did not move. Set `grants` only for targets that have it (Databricks with Unity Catalog "
-        ~ "or table ACLs), for example in a profile-specific dbt_project.yml block, or remove it from this model.") }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream.stream) ~ " (model " ~ model.name
+        ~ ", source " ~ stream.source ~ "): `grants` " ~ tojson(grants) ~ " cannot be applied on the local profile "
+        ~ "(type: tablestream): its Spark session has no table access control. Nothing was written and the stream did "
+        ~ "not move. Set `grants` only for targets that have it (Databricks with Unity Catalog or table ACLs), for "
+        ~ "example in a profile-specific dbt_project.yml block, or remove it from this model.") }}
   {%- endif -%}
 {% endmacro %}
 
@@ -40,13 +41,16 @@
   {%- set not_null = [] -%}
   {%- for constraint in model.constraints or [] -%}
     {%- if constraint.type == 'check' -%}
-      {%- do found.append({'name': constraint.name or (model.name ~ '_check_' ~ loop.index), 'expression': constraint.expression}) -%}
+      {%- do found.append({'name': constraint.name or (model.name ~ '_check_' ~ loop.index),
+                           'expression': constraint.expression}) -%}
     {%- elif constraint.type == 'not_null' -%}
       {%- do not_null.extend(constraint.columns or []) -%}
     {%- endif -%}
   {%- endfor -%}
   {%- for name, column in (model.columns or {}).items() -%}
-    {%- for constraint in column.constraints or [] if constraint.type == 'not_null' -%}{%- do not_null.append(name) -%}{%- endfor -%}
+    {%- for constraint in column.constraints or [] if constraint.type == 'not_null' -%}
+      {%- do not_null.append(name) -%}
+    {%- endfor -%}
   {%- endfor -%}
   {%- for column in not_null | unique -%}
     {%- do found.append({'name': column ~ '_not_null',
@@ -97,16 +101,18 @@
     {%- endif -%}
   {%- endfor -%}
   {%- if broken -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream.stream) ~ ": rows of " ~ dbt_tablestream._stream_window_text(stream) ~ " of " ~ stream.source
-        ~ " break the enforced contract of model " ~ model.name ~ ": " ~ broken | join('; ') ~ ". Nothing was written and the stream did not move. "
-        ~ "Correct the rows in the source (the next run reads the correction with them), change the constraint, or move the stream past them "
-        ~ "with `dbt run-operation dbt_tablestream.reset_stream`.") }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream.stream) ~ ": rows of "
+        ~ dbt_tablestream._stream_window_text(stream) ~ " of " ~ stream.source ~ " break the enforced "
+        ~ "contract of model " ~ model.name ~ ": " ~ broken | join('; ') ~ ". Nothing was written and the stream did "
+        ~ "not move. Correct the rows in the source (the next run reads the correction with them), change the "
+        ~ "constraint, or move the stream past them with `dbt run-operation dbt_tablestream.reset_stream`.") }}
   {%- endif -%}
 {% endmacro %}
 
 
 {% macro apply_stream_model_features(target_relation, existing_relation, rebuilt) %}
-  {{ return(adapter.dispatch('apply_stream_model_features', 'dbt_tablestream')(target_relation, existing_relation, rebuilt)) }}
+  {{ return(adapter.dispatch('apply_stream_model_features', 'dbt_tablestream')(
+      target_relation, existing_relation, rebuilt)) }}
 {% endmacro %}
 
 
@@ -117,11 +123,13 @@
   {%- if rebuilt -%}
     {%- for constraint in dbt_tablestream._stream_contract_constraints(model) -%}
       {%- call statement('persist_constraint') -%}
-        alter table {{ target_relation }} add constraint {{ dbt_tablestream._sql_identifier(constraint.name) }} check ({{ constraint.expression }})
+        alter table {{ target_relation }}
+        add constraint {{ dbt_tablestream._sql_identifier(constraint.name) }} check ({{ constraint.expression }})
       {%- endcall -%}
     {%- endfor -%}
   {%- endif -%}
-  {%- do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=rebuilt)) -%}
+  {%- do apply_grants(target_relation, config.get('grants'),
+                      should_revoke(existing_relation, full_refresh_mode=rebuilt)) -%}
   {%- do dbt_tablestream.persist_stream_column_docs(target_relation) -%}
 {% endmacro %}
 
@@ -137,12 +145,15 @@
   {%- if not config.persist_column_docs() or not model.columns -%}{{ return(none) }}{%- endif -%}
   {%- set current = {} -%}
   {%- for row in run_query('describe table ' ~ relation).rows -%}
-    {%- if row[0] and not row[0].startswith('#') -%}{%- do current.update({row[0] | lower: row[2] or ''}) -%}{%- endif -%}
+    {%- if row[0] and not row[0].startswith('#') -%}
+      {%- do current.update({row[0] | lower: row[2] or ''}) -%}
+    {%- endif -%}
   {%- endfor -%}
   {%- for name, column in model.columns.items() if column.description and (name | lower) in current
         and current[name | lower] != column.description -%}
     {%- call statement('persist_column_docs') -%}
-      alter table {{ relation }} alter column {{ dbt_tablestream._sql_identifier(name) }} comment {{ dbt_tablestream._sql_string(column.description) }}
+      alter table {{ relation }} alter column {{ dbt_tablestream._sql_identifier(name) }}
+      comment {{ dbt_tablestream._sql_string(column.description) }}
     {%- endcall -%}
   {%- endfor -%}
 {% endmacro %}

@@ -23,9 +23,11 @@
   {%- set optional = entry.default is none and entry.kind != 'unsupported' -%}
   {%- set where = " (the model's config, or the project var " ~ entry.project_var ~ ")" if entry.project_var else '' -%}
   {%- if entry.kind in ['choice', 'start_position'] -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": invalid " ~ name ~ " '" ~ value ~ "'" ~ where ~ ". Accepted values: " ~ accepted ~ (", or leave it unset" if optional else "") ~ ".") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid " ~ name ~ " '" ~ value ~ "'" ~ where
+        ~ ". Accepted values: " ~ accepted ~ (", or leave it unset" if optional else "") ~ ".") }}
   {%- endif -%}
-  {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ where ~ " must be " ~ accepted ~ (" (or leave it unset)" if optional else "") ~ ", got " ~ value ~ ".") }}
+  {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ where ~ " must be " ~ accepted
+      ~ (" (or leave it unset)" if optional else "") ~ ", got " ~ value ~ ".") }}
 {% endmacro %}
 
 
@@ -34,7 +36,8 @@
   {%- set explained = entry.accepted.values() | reject('none') | list | length > 0 -%}
   {%- set values = [] -%}
   {%- for value, meaning in entry.accepted.items() -%}
-    {%- set notes = ([meaning] if meaning else []) + (['the default'] if explained and value == entry.default else []) -%}
+    {%- set notes = ([meaning] if meaning else [])
+                    + (['the default'] if explained and value == entry.default else []) -%}
     {%- do values.append(value | string ~ (' (' ~ notes | join(', ') ~ ')' if notes else '')) -%}
   {%- endfor -%}
   {{ return(values | join(', ')) }}
@@ -44,8 +47,10 @@
 {% macro _checked_choice(name, value, entry, subject) %}
   {%- if value is string and value in entry.get('renamed', {}) -%}
     {%- set new = entry.renamed[value] -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ value ~ "' was renamed to '" ~ new ~ "' in 0.2.0: set " ~ name ~ ": " ~ new
-        ~ (" (in the model's config, or the project var " ~ entry.project_var ~ " where the project sets it)" if entry.project_var else "")
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ value ~ "' was renamed to '" ~ new
+        ~ "' in 0.2.0: set " ~ name ~ ": " ~ new
+        ~ (" (in the model's config, or the project var " ~ entry.project_var ~ " where the project sets it)"
+            if entry.project_var else "")
         ~ ". The old name is refused until 1.0.") }}
   {%- endif -%}
   {%- for accepted in entry.accepted if value is not boolean and value | string == accepted | string -%}
@@ -74,13 +79,16 @@
     {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
   {%- endif -%}
   {%- if 'version' in value and not dbt_tablestream._is_whole_number(value.version, 0) -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " version must be a whole number >= 0, got " ~ value.version) }}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " version must be a whole number >= 0, got "
+        ~ value.version) }}
   {%- endif -%}
   {%- if 'timestamp' in value and value.timestamp is not string -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " timestamp must be an ISO-8601 string in quotes, got " ~ value.timestamp) }}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " timestamp must be an ISO-8601 string in quotes, got "
+        ~ value.timestamp) }}
   {%- endif -%}
   {%- if 'stream' in value and not dbt_tablestream._is_name(value.stream) -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " stream must name a stream of the same source (" ~ dbt_tablestream._accepted_name(entry) ~ "), got " ~ value.stream) }}
+    {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " stream must name a stream of the same source ("
+        ~ dbt_tablestream._accepted_name(entry) ~ "), got " ~ value.stream) }}
   {%- endif -%}
   {{ return(value) }}
 {% endmacro %}
@@ -99,7 +107,9 @@
 {% endmacro %}
 
 {% macro _checked_whole_number(name, value, entry, subject) %}
-  {%- if not dbt_tablestream._is_whole_number(value, entry.minimum) -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
+  {%- if not dbt_tablestream._is_whole_number(value, entry.minimum) -%}
+    {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
+  {%- endif -%}
   {{ return(value | int) }}
 {% endmacro %}
 
@@ -114,7 +124,9 @@
 {% macro _accepted_name(entry) %}{{ return('letters, digits and underscores') }}{% endmacro %}
 
 {% macro _checked_name(name, value, entry, subject) %}
-  {%- if not dbt_tablestream._is_name(value) -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
+  {%- if not dbt_tablestream._is_name(value) -%}
+    {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
+  {%- endif -%}
   {{ return(value) }}
 {% endmacro %}
 
@@ -133,7 +145,8 @@
 {% macro _checked_columns(name, value, entry, subject) %}
   {%- if entry.or_all and value is boolean -%}{{ return(value) }}{%- endif -%}
   {%- set names = [value] if entry.single and value is string else value -%}
-  {%- if names is string or names is mapping or names is not sequence or names | reject('string') | list or not (names or entry.may_be_empty) -%}
+  {%- if names is string or names is mapping or names is not sequence or names | reject('string') | list
+      or not (names or entry.may_be_empty) -%}
     {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
   {%- endif -%}
   {{ return(names | list) }}
@@ -145,7 +158,9 @@
 {% endmacro %}
 
 {% macro _checked_sql_condition(name, value, entry, subject) %}
-  {%- if value is not string or not value | trim -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
+  {%- if value is not string or not value | trim -%}
+    {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
+  {%- endif -%}
   {{ return(value) }}
 {% endmacro %}
 
@@ -165,28 +180,38 @@
 {#-- aggregates: `{output column: aggregate}`, each aggregate one of `accepted` over one column of the
      model's select (or `*` for count). --#}
 {% macro _accepted_aggregates(entry) %}
-  {{ return("a mapping of output column to one of " ~ entry.accepted | join(', ') ~ ", where col is a column of the model's select") }}
+  {{ return("a mapping of output column to one of " ~ entry.accepted | join(', ') ~ ", where col is a column of "
+      ~ "the model's select") }}
 {% endmacro %}
 
 {#-- Returns a list of {name, function, column} in the mapping's order (column none for count(*)).
      Anything else is refused by name: count(distinct ...), other functions, an expression (which
      could not be updated from the changed rows alone). --#}
 {% macro _checked_aggregates(name, value, entry, subject) %}
-  {%- if value is not mapping or not value -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
+  {%- if value is not mapping or not value -%}
+    {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
+  {%- endif -%}
   {%- set parsed = [] -%}
   {%- for column, expression in value.items() -%}
-    {%- if expression is not string -%}{%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}{%- endif -%}
-    {%- if not dbt_tablestream._is_name(column) or (column | lower).startswith('__tablestream_') -%}
-      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " names an output column '" ~ column ~ "'; output columns take letters, digits and underscores"
-          ~ " and do not start with __tablestream_ (the target's own columns). Nothing was written.") }}
+    {%- if expression is not string -%}
+      {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
     {%- endif -%}
-    {%- set found = modules.re.fullmatch('\\s*(count|sum|avg|min|max)\\s*\\(\\s*(\\*|`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\\s*\\)\\s*', expression | string, modules.re.IGNORECASE) -%}
+    {%- if not dbt_tablestream._is_name(column) or (column | lower).startswith('__tablestream_') -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " names an output column '" ~ column
+          ~ "'; output columns take letters, digits and underscores and do not start with __tablestream_ (the target's "
+          ~ "own columns). Nothing was written.") }}
+    {%- endif -%}
+    {%- set found = modules.re.fullmatch('\\s*(count|sum|avg|min|max)\\s*\\(\\s*'
+                                         ~ '(\\*|`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\\s*\\)\\s*',
+                                         expression | string, modules.re.IGNORECASE) -%}
     {%- set function = found.group(1) | lower if found else none -%}
     {%- set argument = found.group(2) if found else none -%}
     {%- if function is none or (argument == '*' and function != 'count') -%}
-      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ column ~ "': " ~ expression ~ " is not an aggregate a stream_aggregate keeps up to date. Accepted: "
-          ~ entry.accepted | join(', ') ~ ", where col is a column of the model's select: compute an expression in the select and aggregate its column;"
-          ~ " count(distinct ...), other functions and window functions cannot be updated from the changed rows alone, so keep them in a table model. Nothing was written.") }}
+      {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " '" ~ column ~ "': " ~ expression
+          ~ " is not an aggregate a stream_aggregate keeps up to date. Accepted: " ~ entry.accepted | join(', ')
+          ~ ", where col is a column of the model's select: compute an expression in the select and aggregate its "
+          ~ "column; count(distinct ...), other functions and window functions cannot be updated from the changed rows "
+          ~ "alone, so keep them in a table model. Nothing was written.") }}
     {%- endif -%}
     {#-- A quoted column is unquoted as Spark reads it: a doubled backtick is one. --#}
     {%- set unquoted = argument[1:-1] | replace('``', '`') if argument.startswith('`') else argument -%}

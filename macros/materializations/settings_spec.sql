@@ -10,10 +10,10 @@
      - boolean, name, sql_condition, duration: none;
      - aggregates: `accepted`, the aggregate functions a stream_aggregate keeps (col: a column);
      - unsupported: `remedy`, what to do instead.
-     Besides: `materialized`, the materializations it applies to (every stream materialization
-     when absent); `pyspark`, the entry the PySpark API (open_stream) takes instead; `change_query`, true for the configs a
-     model's changes() reads as a stream would. What each config does, and its counterpart in
-     Snowflake, Databricks, dbt or Spark, is docs/configuration.md's. --#}
+     Besides: `materialized`, the materializations it applies to (every stream materialization when
+     absent); `pyspark`, the entry the PySpark API (open_stream) takes instead; `change_query`, true
+     for the configs a model's changes() reads as a stream would. What each config does, and its
+     counterpart in Snowflake, Databricks, dbt or Spark, is docs/configuration.md's. --#}
 {% macro _stream_config_spec() %}
   {%- set merge_only = ['stream_merge'] -%}
   {%- set aggregate_only = ['stream_aggregate'] -%}
@@ -25,46 +25,65 @@
       'stream_name': {'kind': 'name', 'default': none},
       'stream_mode': {'kind': 'choice', 'default': 'standard', 'accepted': {'standard': none, 'append_only': none}},
       'start_at': {'kind': 'start_position', 'default': 'snapshot',
-          'accepted': {'snapshot': none, 'latest': none, 'earliest': none, '{version: N}': none, "{timestamp: 'ISO-8601'}": none, '{stream: <stream name>}': none},
-          'pyspark': {'kind': 'start_position', 'default': 'latest', 'accepted': {'latest': none, 'earliest': none, '{version: N}': none}}},
-      'stream_read': {'kind': 'choice', 'change_query': true, 'default': 'table_changes', 'project_var': 'tablestream_stream_read',
-          'accepted': {'table_changes': "Delta's change data feed", 'changelog': "Delta's row-tracking changelog, through Spark 4.2's CHANGES clause",
-                       'delta_log': "the files each commit added and removed, as the Delta log lists them; no change feed needed"},
+          'accepted': {'snapshot': none, 'latest': none, 'earliest': none, '{version: N}': none,
+                       "{timestamp: 'ISO-8601'}": none, '{stream: <stream name>}': none},
+          'pyspark': {'kind': 'start_position', 'default': 'latest',
+                      'accepted': {'latest': none, 'earliest': none, '{version: N}': none}}},
+      'stream_read': {'kind': 'choice', 'change_query': true, 'default': 'table_changes',
+          'project_var': 'tablestream_stream_read',
+          'accepted': {'table_changes': "Delta's change data feed",
+                       'changelog': "Delta's row-tracking changelog, through Spark 4.2's CHANGES clause",
+                       'delta_log': "the files each commit added and removed, as the Delta log lists them; "
+                                    ~ "no change feed needed"},
           'renamed': {'changes': 'changelog'}},
-      'on_feed_off': {'kind': 'choice', 'change_query': true, 'default': 'fail', 'accepted': {'fail': none, 'delta_log': none}},
+      'on_feed_off': {'kind': 'choice', 'change_query': true, 'default': 'fail',
+          'accepted': {'fail': none, 'delta_log': none}},
       'spark_net_changes': {'kind': 'boolean', 'default': false},
       'max_versions_per_run': {'kind': 'whole_number', 'minimum': 1, 'unit': 'source versions', 'default': none},
-      'on_stale': {'kind': 'choice', 'default': 'fail', 'accepted': {'fail': none, 'resnapshot': none, 'skip_to_latest': none}},
+      'on_stale': {'kind': 'choice', 'default': 'fail',
+          'accepted': {'fail': none, 'resnapshot': none, 'skip_to_latest': none}},
       'drop_carryovers': {'kind': 'boolean', 'default': true},
       'file_format': {'kind': 'choice', 'default': none, 'accepted': {'delta': 'a stream target is a Delta table'}},
-      'on_schema_change': {'kind': 'choice', 'default': 'ignore', 'materialized': row_models, 'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none}},
+      'on_schema_change': {'kind': 'choice', 'default': 'ignore', 'materialized': row_models,
+          'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none}},
       'unique_key': {'kind': 'columns', 'single': true, 'change_query': true, 'default': none},
       'net_changes': {'kind': 'boolean', 'default': true, 'materialized': row_models},
-      'max_rows_per_file': {'kind': 'whole_number', 'minimum': 0, 'unit': 'rows', 'default': 250000, 'materialized': keyed_targets},
-      'delete_mode': {'kind': 'choice', 'default': 'hard', 'accepted': {'hard': none, 'soft': none, 'ignore': none}, 'materialized': merge_only},
+      'max_rows_per_file': {'kind': 'whole_number', 'minimum': 0, 'unit': 'rows', 'default': 250000,
+          'materialized': keyed_targets},
+      'delete_mode': {'kind': 'choice', 'default': 'hard', 'accepted': {'hard': none, 'soft': none, 'ignore': none},
+          'materialized': merge_only},
       'merge_update_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
       'merge_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
       'target_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': [], 'materialized': merge_only},
-      'merge_key_ranges': {'kind': 'whole_number', 'minimum': 0, 'unit': 'key ranges', 'default': 32, 'materialized': keyed_targets},
+      'merge_key_ranges': {'kind': 'whole_number', 'minimum': 0, 'unit': 'key ranges', 'default': 32,
+          'materialized': keyed_targets},
       'merge_write': {'kind': 'choice', 'default': 'auto', 'materialized': merge_only,
-          'accepted': {'auto': 'per window: rewrite when its keys fall in half the files or more, replace_where when they are spread out, merge otherwise',
-                       'merge': 'every window with one MERGE', 'replace_where': 'every window that qualifies with INSERT ... REPLACE WHERE',
+          'accepted': {'auto': 'per window: rewrite when its keys fall in half the files or more, replace_where when '
+                               ~ 'they are spread out, merge otherwise',
+                       'merge': 'every window with one MERGE',
+                       'replace_where': 'every window that qualifies with INSERT ... REPLACE WHERE',
                        'rewrite': 'every window with INSERT OVERWRITE of the target from itself'}},
-      'replace_where_max_keys': {'kind': 'whole_number', 'minimum': 0, 'unit': 'keys', 'default': 100000, 'materialized': merge_only},
+      'replace_where_max_keys': {'kind': 'whole_number', 'minimum': 0, 'unit': 'keys', 'default': 100000,
+          'materialized': merge_only},
       'sequence_by': {'kind': 'columns', 'single': true, 'default': none, 'materialized': merge_only},
       'apply_as_deletes': {'kind': 'sql_condition', 'default': none, 'materialized': merge_only},
       'ignore_null_updates': {'kind': 'columns', 'or_all': true, 'default': false, 'materialized': merge_only},
       'tombstone_retention': {'kind': 'duration', 'default': '7 days', 'materialized': merge_only},
       'apply_as_truncates': {'kind': 'unsupported', 'default': none, 'materialized': merge_only,
-          'remedy': "Apply a truncate as deletes of its keys with apply_as_deletes, or rebuild the target with --full-refresh (docs/cdc-events.md)."},
+          'remedy': "Apply a truncate as deletes of its keys with apply_as_deletes, or rebuild the target with "
+                    ~ "--full-refresh (docs/cdc-events.md)."},
       'scd_type': {'kind': 'choice', 'default': 1, 'materialized': merge_only,
-          'accepted': {1: "the target holds each key's current row", 2: 'the target keeps every version, with dbt_valid_from and dbt_valid_to'}},
+          'accepted': {1: "the target holds each key's current row",
+                       2: 'the target keeps every version, with dbt_valid_from and dbt_valid_to'}},
       'track_history_columns': {'kind': 'columns', 'default': none, 'materialized': merge_only},
       'track_history_except_columns': {'kind': 'columns', 'default': none, 'materialized': merge_only},
       'hard_deletes': {'kind': 'choice', 'default': 'invalidate', 'materialized': merge_only,
-          'accepted': {'invalidate': 'a delete closes the current version', 'new_record': 'also a row with dbt_is_deleted = true', 'ignore': 'deletes close nothing'}},
+          'accepted': {'invalidate': 'a delete closes the current version',
+                       'new_record': 'also a row with dbt_is_deleted = true',
+                       'ignore': 'deletes close nothing'}},
       'group_by': {'kind': 'columns', 'single': true, 'default': none, 'materialized': aggregate_only},
       'aggregates': {'kind': 'aggregates', 'default': none, 'materialized': aggregate_only,
-          'accepted': {'count(*)': none, 'count(col)': none, 'sum(col)': none, 'avg(col)': none, 'min(col)': none, 'max(col)': none}},
+          'accepted': {'count(*)': none, 'count(col)': none, 'sum(col)': none, 'avg(col)': none, 'min(col)': none,
+                       'max(col)': none}},
   }) }}
 {% endmacro %}

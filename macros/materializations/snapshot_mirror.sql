@@ -22,7 +22,8 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- if rebuild -%}
-    {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(compiled_code, settings.key_columns)) -%}
+    {%- set bad_keys_sql = dbt_tablestream.snapshot_mirror_bad_keys_sql(compiled_code, settings.key_columns) -%}
+    {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, bad_keys_sql) -%}
     {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
   {%- else -%}
     {%- set diff = dbt_tablestream._snapshot_mirror_diff_relation(target_relation) -%}
@@ -43,10 +44,12 @@
   {%- do dbt_tablestream.fault_point('after_target_commit') -%}
   {%- if not rebuild -%}{%- do adapter.drop_relation(diff) -%}{%- endif -%}
   {%- set result = load_result('main') -%}
-  {%- if not rebuild and result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows -%}
+  {%- if not rebuild and result.table is not none and 'num_affected_rows' in result.table.column_names
+      and result.table.rows -%}
     {%- set row = result.table.rows[0] -%}
-    {{ log("snapshot_mirror " ~ model.name ~ ": " ~ row['num_inserted_rows'] ~ " inserted, " ~ row['num_updated_rows'] ~ " updated, "
-           ~ row['num_deleted_rows'] ~ " deleted; only the files holding them were rewritten", info=True) }}
+    {{ log("snapshot_mirror " ~ model.name ~ ": " ~ row['num_inserted_rows'] ~ " inserted, " ~ row['num_updated_rows']
+           ~ " updated, " ~ row['num_deleted_rows'] ~ " deleted; only the files holding them were rewritten",
+           info=True) }}
   {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(target_relation, existing_relation, rebuild) -%}
 

@@ -10,9 +10,10 @@
      `_deleted` (false) and `_deleted_at` (NULL). --#}
 {% macro spark__snapshot_mirror_build_sql(target, sql, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
-  {{ return('create or replace table ' ~ target ~ ' using delta tblproperties (' ~ dbt_tablestream._sql_string('delta.enableChangeDataFeed')
-      ~ ' = ' ~ dbt_tablestream._sql_string('true') ~ ') as\nselect *' ~ (', false as _deleted, cast(null as timestamp) as _deleted_at' if soft else '')
-      ~ ' from (\n' ~ sql ~ '\n) as __tablestream_snapshot') }}
+  {{ return('create or replace table ' ~ target ~ ' using delta tblproperties ('
+      ~ dbt_tablestream._sql_string('delta.enableChangeDataFeed') ~ ' = ' ~ dbt_tablestream._sql_string('true')
+      ~ ') as\nselect *' ~ (', false as _deleted, cast(null as timestamp) as _deleted_at' if soft else '') ~ ' from (\n'
+      ~ sql ~ '\n) as __tablestream_snapshot') }}
 {% endmacro %}
 
 
@@ -46,7 +47,8 @@
     {%- if column | lower in keys -%}
       {%- do partition.append(quoted) -%}
       {%- do joined.append('__tablestream_snapshot.' ~ quoted ~ ' = __tablestream_current.' ~ quoted) -%}
-      {%- do diffed.append('coalesce(__tablestream_snapshot.' ~ quoted ~ ', __tablestream_current.' ~ quoted ~ ') as ' ~ quoted) -%}
+      {%- do diffed.append('coalesce(__tablestream_snapshot.' ~ quoted ~ ', __tablestream_current.' ~ quoted ~ ') as '
+          ~ quoted) -%}
     {%- else -%}
       {%- do equal.append('__tablestream_snapshot.' ~ quoted ~ ' <=> __tablestream_current.' ~ quoted) -%}
       {%- do diffed.append('__tablestream_snapshot.' ~ quoted) -%}
@@ -60,14 +62,18 @@
   {%- set diff_sql -%}
 select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapshot is null as __tablestream_vanished,
     __tablestream_snapshot.__tablestream_copies
-  from (select *, true as __tablestream_in_snapshot, count(*) over (partition by {{ partition | join(', ') }}) as __tablestream_copies from (
+  from (select *, true as __tablestream_in_snapshot,
+      count(*) over (partition by {{ partition | join(', ') }}) as __tablestream_copies from (
 {{ sql }}
   ) as __tablestream_query) as __tablestream_snapshot
-  {{ 'left' if settings.delete_mode == 'ignore' else 'full outer' }} join (select {{ current_columns | join(', ') }}, true as __tablestream_in_mirror from {{ target }}) as __tablestream_current
+  {{ 'left' if settings.delete_mode == 'ignore' else 'full outer' }} join (
+    select {{ current_columns | join(', ') }}, true as __tablestream_in_mirror from {{ target }}
+  ) as __tablestream_current
     on {{ joined | join(' and ') }}
   where coalesce(__tablestream_snapshot.__tablestream_copies > 1, false) or case
     when __tablestream_current.__tablestream_in_mirror is null then true
-    when __tablestream_snapshot.__tablestream_in_snapshot is null then {{ 'not __tablestream_current._deleted' if soft else 'true' }}
+    when __tablestream_snapshot.__tablestream_in_snapshot is null
+      then {{ 'not __tablestream_current._deleted' if soft else 'true' }}
     else {{ changed | join(' or ') if changed else 'false' }}
   end
   {%- endset -%}
@@ -118,12 +124,14 @@ on {{ on | join(' and ') }}
 {%- if settings.delete_mode == 'hard' %}
 when matched and __tablestream_diff.__tablestream_vanished then delete
 {%- elif soft %}
-when matched and __tablestream_diff.__tablestream_vanished then update set _deleted = true, _deleted_at = current_timestamp()
+when matched and __tablestream_diff.__tablestream_vanished then update set
+  _deleted = true, _deleted_at = current_timestamp()
 {%- endif %}
 {%- if assignments %}
 when matched then update set {{ assignments | join(', ') }}
 {%- endif %}
-when not matched and not __tablestream_diff.__tablestream_vanished then insert ({{ names | join(', ') }}) values ({{ values | join(', ') }})
+when not matched and not __tablestream_diff.__tablestream_vanished then insert ({{ names | join(', ') }})
+  values ({{ values | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
 {% endmacro %}

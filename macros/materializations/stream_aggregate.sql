@@ -11,10 +11,12 @@
   {%- do dbt_tablestream._check_stream_aggregate_model(stream) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart and stream.view is none -%}
+  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart
+                  and stream.view is none -%}
   {%- if not empty -%}
     {%- set columns = dbt_tablestream._stream_aggregate_columns(stream, compiled_code, settings) -%}
-    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns.types.keys() | list) -%}
+    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code,
+                                                                      columns.types.keys() | list) -%}
   {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
@@ -29,19 +31,24 @@
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
   {%- else -%}
-    {%- set current_sql = compiled_code if stream.inputs[0].snapshot else dbt_tablestream._stream_current_rows(compiled_code) -%}
+    {%- set current_sql = compiled_code if stream.inputs[0].snapshot
+                          else dbt_tablestream._stream_current_rows(compiled_code) -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if rebuild -%}
-      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns.target, ordered=true) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream,
-                                                                                                         dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream, layout) -%}
+      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns.target,
+                                                                     ordered=true) -%}
+      {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(existing_relation) -%}
+      {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream,
+                                                           kept_properties) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'overwrite', stream, layout) -%}
     {%- else -%}
       {#-- The source is read again only for the groups that need it (under the reapply protocol,
            every group the window touched), by their keys as literals when there are at most
            1,000, and not at all when there are none. --#}
       {%- set recompute_all = dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
       {#-- The listing and the MERGE each read the window: read once, where the protocol can cache. --#}
-      {%- set cached = '__tablestream_window_' ~ this.identifier if dbt_tablestream._protocol_step('caches_windows', settings.protocol)() else none -%}
+      {%- set caches = dbt_tablestream._protocol_step('caches_windows', settings.protocol)() -%}
+      {%- set cached = '__tablestream_window_' ~ this.identifier if caches else none -%}
       {%- if cached is not none -%}
         {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code) -%}
           {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
@@ -49,13 +56,17 @@
       {%- endif -%}
       {%- set rows_sql = compiled_code if cached is none
                          else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
-      {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, rows_sql, settings.group_by, columns.target, recompute_all, 1000) -%}
+      {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, rows_sql,
+                                                                            settings.group_by, columns.target,
+                                                                            recompute_all, 1000) -%}
       {%- set listed = fromjson(run_query(listing_sql).rows[0][0] or '[]') if listing_sql is not none else none -%}
       {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)
                           if listed is not none and listed | length <= 1000 else none -%}
-      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, rows_sql, none if listed == [] else current_sql,
-                                                                     settings.group_by, columns.target, recompute_all, condition,
-                                                                     dbt_tablestream._stream_aggregate_key_ranges(rows_sql, settings, columns.types)) -%}
+      {%- set key_ranges = dbt_tablestream._stream_aggregate_key_ranges(rows_sql, settings, columns.types) -%}
+      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, rows_sql,
+                                                                     none if listed == [] else current_sql,
+                                                                     settings.group_by, columns.target, recompute_all,
+                                                                     condition, key_ranges) -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream, layout) -%}
       {%- if cached is not none -%}
         {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
@@ -65,7 +76,8 @@
     {%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream._finish_stream_run(stream, response, none, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild, 'unit': 'groups'}) -%}
+  {%- set built = {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild, 'unit': 'groups'} -%}
+  {%- do dbt_tablestream._finish_stream_run(stream, response, none, built) -%}
 
   {{ run_hooks(post_hooks) }}
 
@@ -78,12 +90,14 @@
 {% macro _check_stream_aggregate_model(stream) %}
   {%- set subject = dbt_tablestream._stream_subject(stream.stream) ~ " (model " ~ model.name ~ ")" -%}
   {%- if stream.inputs | length > 1 -%}
-    {{ exceptions.raise_compiler_error(subject ~ " reads " ~ stream.inputs | length ~ " streams; a stream_aggregate reads one, from source_stream() or ref_stream()."
-        ~ " Aggregate each stream in its own model, or union the sources into one stream_merge and aggregate its ref_stream(). Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ " reads " ~ stream.inputs | length ~ " streams; a stream_aggregate "
+        ~ "reads one, from source_stream() or ref_stream(). Aggregate each stream in its own model, or union the "
+        ~ "sources into one stream_merge and aggregate its ref_stream(). Nothing was written.") }}
   {%- endif -%}
   {%- if dbt_tablestream._stream_contract_enforced() -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": a stream_aggregate's target keeps its own counts (columns __tablestream_*) beside the aggregates,"
-        ~ " which an enforced contract would have to list. Remove contract.enforced and test the target with data tests instead. Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": a stream_aggregate's target keeps its own counts (columns "
+        ~ "__tablestream_*) beside the aggregates, which an enforced contract would have to list. Remove "
+        ~ "contract.enforced and test the target with data tests instead. Nothing was written.") }}
   {%- endif -%}
 {% endmacro %}
 
@@ -100,19 +114,25 @@
   {%- endfor -%}
   {%- set subject = dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source -%}
   {%- set missing = [] -%}
-  {%- for column in settings.group_by + (settings.aggregates | map(attribute='column') | reject('none') | list) + ['__change_type']
+  {%- set read_columns = settings.aggregates | map(attribute='column') | reject('none') | list -%}
+  {%- for column in settings.group_by + read_columns + ['__change_type']
         if column | lower not in types and column not in missing -%}
     {%- do missing.append(column) -%}
   {%- endfor -%}
   {%- if missing -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": the output of model " ~ model.name ~ " lacks " ~ missing | join(', ') ~ " (it has " ~ types.keys() | join(', ')
-        ~ "). A stream_aggregate's select keeps its group_by columns, the columns its aggregates read and __change_type, which signs each change row. Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": the output of model " ~ model.name ~ " lacks "
+        ~ missing | join(', ') ~ " (it has " ~ types.keys() | join(', ') ~ "). A stream_aggregate's select keeps its "
+        ~ "group_by columns, the columns its aggregates read and __change_type, which signs each change row. "
+        ~ "Nothing was written.") }}
   {%- endif -%}
   {%- for aggregate in settings.aggregates if aggregate.function in ['sum', 'avg'] -%}
     {%- set type = types[aggregate.column | lower] -%}
-    {%- if not (type in ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double'] or type.startswith('decimal')) -%}
-      {{ exceptions.raise_compiler_error(subject ~ ": aggregates '" ~ aggregate.name ~ "' is " ~ aggregate.function ~ "(" ~ aggregate.column ~ "), and " ~ aggregate.column
-          ~ " is " ~ type ~ " in the output of model " ~ model.name ~ "; sum and avg take a number (an integer, float, double or decimal). Cast it in the select. Nothing was written.") }}
+    {%- if not (type in ['tinyint', 'smallint', 'int', 'integer', 'bigint', 'float', 'double']
+                or type.startswith('decimal')) -%}
+      {{ exceptions.raise_compiler_error(subject ~ ": aggregates '" ~ aggregate.name ~ "' is " ~ aggregate.function
+          ~ "(" ~ aggregate.column ~ "), and " ~ aggregate.column ~ " is " ~ type ~ " in the output of model "
+          ~ model.name ~ "; sum and avg take a number (an integer, float, double or decimal). Cast it in the select. "
+          ~ "Nothing was written.") }}
     {%- endif -%}
   {%- endfor -%}
   {{ return({'target': dbt_tablestream._aggregate_target_columns(settings.aggregates, types), 'types': types}) }}
@@ -124,8 +144,11 @@
      when merge_key_ranges is 0 or the column's type has no ranges (_key_range_type). --#}
 {% macro _stream_aggregate_key_ranges(rows_sql, settings, types) %}
   {%- set key = settings.group_by[0] -%}
-  {%- set spec = dbt_tablestream._stream_key_ranges_spec([{'name': key, 'dtype': types[key | lower]}], key, settings.merge_key_ranges) -%}
+  {%- set spec = dbt_tablestream._stream_key_ranges_spec([{'name': key, 'dtype': types[key | lower]}], key,
+                                                         settings.merge_key_ranges) -%}
   {%- if spec is none -%}{{ return([]) }}{%- endif -%}
-  {%- set found = run_query(dbt_tablestream.stream_key_ranges_sql('(' ~ rows_sql ~ ') as __tablestream_rows', key, spec.type, spec.cap)).rows[0] -%}
+  {%- set ranges_sql = dbt_tablestream.stream_key_ranges_sql('(' ~ rows_sql ~ ') as __tablestream_rows', key, spec.type,
+                                                              spec.cap) -%}
+  {%- set found = run_query(ranges_sql).rows[0] -%}
   {{ return(dbt_tablestream._key_range_literals(found['key_ranges'], spec.type)) }}
 {% endmacro %}

@@ -17,11 +17,14 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {#-- An empty window writes nothing, so its run sends only what proved it empty: the output is
        checked when there is output to write. --#}
-  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart and stream.view is none -%}
+  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart
+                  and stream.view is none -%}
   {%- if not empty -%}
-    {%- set schema = dbt_tablestream._stream_output_schema(stream, compiled_code, keys, settings.sequence, settings.strategy == 'history') -%}
+    {%- set schema = dbt_tablestream._stream_output_schema(stream, compiled_code, keys, settings.sequence,
+                                                           settings.strategy == 'history') -%}
     {%- set columns = schema | map(attribute='name') | list -%}
-    {%- set data_columns = columns | reject('in', ['__change_type', '__commit_version', '__commit_timestamp'] + settings.target_exclude_columns) | list -%}
+    {%- set stream_columns = ['__change_type', '__commit_version', '__commit_timestamp'] -%}
+    {%- set data_columns = columns | reject('in', stream_columns + settings.target_exclude_columns) | list -%}
     {%- do dbt_tablestream._check_stream_merge_columns(stream, columns, data_columns, settings) -%}
     {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns) -%}
   {%- endif -%}
@@ -42,41 +45,54 @@
     {%- endcall -%}
   {%- else -%}
     {#-- The protocol's cap applies before the window's keys are listed. --#}
-    {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(settings.replace_where_keys) -%}
-    {%- set cached = '__tablestream_window_' ~ this.identifier if dbt_tablestream._stream_merge_caches_window(stream, settings.protocol, rebuild) else none -%}
+    {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(
+        settings.replace_where_keys) -%}
+    {%- set caches = dbt_tablestream._stream_merge_caches_window(stream, settings.protocol, rebuild) -%}
+    {%- set cached = '__tablestream_window_' ~ this.identifier if caches else none -%}
     {%- if cached is not none -%}
       {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code, lazy=true) -%}
         {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
       {%- endfor -%}
     {%- endif -%}
-    {%- set rows_sql = compiled_code if cached is none else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
+    {%- set rows_sql = compiled_code if cached is none
+                       else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
     {%- if stream.view is not none -%}
-      {%- set ranges_spec = none if rebuild else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges,
-                                                                                        listed_keys, settings.max_rows_per_file, existing_relation) -%}
-      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, rows_sql, keys, settings.sequence, ranges_spec) -%}
+      {%- set ranges_spec = none if rebuild
+                            else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges,
+                                                                         listed_keys, settings.max_rows_per_file,
+                                                                         existing_relation) -%}
+      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, rows_sql, keys, settings.sequence,
+                                                                   ranges_spec) -%}
       {%- set rows_read = checked.rows_read -%}
       {%- set key_ranges = checked.key_ranges -%}
       {%- set window_keys = {'count': checked.distinct_keys, 'listed': checked.listed_keys, 'files': checked.key_files,
-                             'target_rows': checked.target_rows, 'type': ranges_spec.type if ranges_spec is not none else none} -%}
+                             'target_rows': checked.target_rows,
+                             'type': ranges_spec.type if ranges_spec is not none else none} -%}
     {%- endif -%}
     {%- set properties = config.get('tblproperties') or {} -%}
     {%- set write_choice = dbt_tablestream._stream_net_write_choice(
           {'count': window_keys.count, 'listed': window_keys.listed, 'files': window_keys.files},
-          {'rows': window_keys.target_rows, 'vectors': (properties.get('delta.enableDeletionVectors') | string | lower) == 'true',
+          {'rows': window_keys.target_rows,
+           'vectors': (properties.get('delta.enableDeletionVectors') | string | lower) == 'true',
            'feed': (properties.get('delta.enableChangeDataFeed') | string | lower) == 'true'},
-          {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys, 'max_rows_per_file': settings.max_rows_per_file}) -%}
+          {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys,
+           'max_rows_per_file': settings.max_rows_per_file}) -%}
     {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {
         'compiled_code': rows_sql, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
-        'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation, 'rebuild': rebuild,
-        'key_ranges': key_ranges, 'window_keys': window_keys, 'write_choice': write_choice,
-        'relation_exists': dbt_tablestream.stream_relation_exists, 'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
+        'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation,
+        'rebuild': rebuild, 'key_ranges': key_ranges, 'window_keys': window_keys, 'write_choice': write_choice,
+        'relation_exists': dbt_tablestream.stream_relation_exists,
+        'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
     {%- do dbt_tablestream.check_stream_contract(stream, plan.write_sql if rebuild else plan.upserts_sql, rebuild) -%}
     {%- for step in plan.statements -%}
       {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
     {%- endfor -%}
     {%- do dbt_tablestream.fault_point('before_target_commit') -%}
     {%- if rebuild -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, plan.write_sql, 'overwrite', stream, dbt_tablestream.stream_kept_table_properties(existing_relation)), 'overwrite', stream, layout) -%}
+      {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(existing_relation) -%}
+      {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, plan.write_sql, 'overwrite', stream,
+                                                           kept_properties) -%}
+      {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'overwrite', stream, layout) -%}
     {%- else -%}
       {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
            of the output otherwise. --#}
@@ -85,12 +101,14 @@
         {%- call statement('create_tmp_relation') -%}
           {{ create_temporary_view(tmp_relation, plan.upserts_sql) }}
         {%- endcall -%}
-        {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation, existing_relation) -%}
+        {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation,
+                                                            existing_relation) -%}
         {%- do adapter.drop_relation(tmp_relation) -%}
       {%- endif -%}
       {#-- Delta counts every row a rewrite wrote; the run reports the keys it changed. --#}
+      {%- set rows_written = window_keys.count if plan.get('write') == 'rewrite' else none -%}
       {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream,
-                                                       dict(plan.get('layout', layout), rows_written=window_keys.count if plan.get('write') == 'rewrite' else none)) -%}
+                                                       dict(plan.get('layout', layout), rows_written=rows_written)) -%}
     {%- endif -%}
     {%- if cached is not none -%}
       {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
@@ -99,7 +117,8 @@
     {%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
+  {%- set built = {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild} -%}
+  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, built) -%}
 
   {{ run_hooks(post_hooks) }}
 

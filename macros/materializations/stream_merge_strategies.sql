@@ -28,7 +28,8 @@
   {%- elif strategy == 'history' -%}
     {{ return(dbt_tablestream.stream_merge_history_sql(args)) }}
   {%- endif -%}
-  {{ exceptions.raise_compiler_error("No known SQL for the stream_merge strategy '" ~ strategy ~ "'. Accepted values: net, events, history.") }}
+  {{ exceptions.raise_compiler_error("No known SQL for the stream_merge strategy '" ~ strategy
+      ~ "'. Accepted values: net, events, history.") }}
 {% endmacro %}
 
 
@@ -41,11 +42,13 @@
      write _stream_net_write_choice gives it: a MERGE, the window's keys replaced, or the target
      rewritten from itself. --#}
 {% macro spark__stream_merge_net_sql(args) %}
+  {%- set reapplies = dbt_tablestream._protocol_step('reapplies_windows', args.settings.protocol)() -%}
   {%- set changes = dbt_tablestream.net_changes_sql(args.compiled_code, args['keys'], args.columns,
-                                                    touched_deletes=not args.rebuild and dbt_tablestream._protocol_step('reapplies_windows', args.settings.protocol)()) -%}
+                                                    touched_deletes=not args.rebuild and reapplies) -%}
+  {%- set soft = args.settings.delete_mode == 'soft' -%}
   {%- if args.rebuild -%}
     {{ return({'statements': [], 'upserts_sql': none,
-               'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, args.settings.delete_mode == 'soft', args['keys'])}) }}
+               'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, soft, args['keys'])}) }}
   {%- endif -%}
   {%- set upserts_sql = dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns) -%}
   {%- set choice = args.write_choice -%}
@@ -55,21 +58,25 @@
          on_schema_change syncs them) keeps its MERGE. --#}
     {%- if target_columns | map('lower') | sort | list == args.data_columns | map('lower') | sort | list -%}
       {%- if choice.write == 'rewrite' -%}
-        {%- set write_sql = dbt_tablestream.stream_rewrite_sql(args.target, changes, args['keys'], target_columns, args.window_keys.count) -%}
+        {%- set write_sql = dbt_tablestream.stream_rewrite_sql(args.target, changes, args['keys'], target_columns,
+                                                               args.window_keys.count) -%}
       {%- else -%}
-        {%- set write_sql = dbt_tablestream.stream_replace_where_sql(args.target, changes, args['keys'][0],
-                                                                     dbt_tablestream._key_list_sql(args.window_keys.listed, args.window_keys.type),
+        {%- set key_list = dbt_tablestream._key_list_sql(args.window_keys.listed, args.window_keys.type) -%}
+        {%- set write_sql = dbt_tablestream.stream_replace_where_sql(args.target, changes, args['keys'][0], key_list,
                                                                      args.key_ranges, target_columns) -%}
       {%- endif -%}
-      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout, 'write_sql': write_sql}) }}
+      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout,
+                 'write_sql': write_sql}) }}
     {%- endif -%}
     {%- set choice = {'write': 'merge', 'layout': dict(choice.layout, replaces=false, aligned=false)} -%}
   {%- endif -%}
-  {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns, '__commit_timestamp' in args.columns) -%}
+  {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns,
+                                                                '__commit_timestamp' in args.columns) -%}
+  {%- set update_columns = dbt_tablestream._stream_merge_update_columns(args.settings, args.data_columns) -%}
+  {%- set merge_sql = dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
+      update_columns, args.data_columns, args.stream, args.key_ranges) -%}
   {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout,
-             'write_sql': dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
-                                                            dbt_tablestream._stream_merge_update_columns(args.settings, args.data_columns),
-                                                            args.data_columns, args.stream, args.key_ranges)}) }}
+             'write_sql': merge_sql}) }}
 {% endmacro %}
 
 
@@ -84,24 +91,31 @@
 {% macro spark__stream_merge_events_sql(args) %}
   {%- set settings = args.settings -%}
   {%- set events = settings.events -%}
-  {%- set tombstones = dbt_tablestream._stream_tombstones_relation(args.target) if settings.delete_mode == 'hard' else none -%}
+  {%- set tombstones = dbt_tablestream._stream_tombstones_relation(args.target) if settings.delete_mode == 'hard'
+                      else none -%}
   {%- set tombstones_exist = tombstones is not none and not args.rebuild and args.relation_exists(tombstones) -%}
   {%- set applied = [] if args.rebuild else [args.existing] + ([tombstones] if tombstones_exist else []) -%}
-  {%- set changes = dbt_tablestream.sequenced_changes_sql(args.compiled_code, args['keys'], args.columns, events, applied) -%}
+  {%- set changes = dbt_tablestream.sequenced_changes_sql(args.compiled_code, args['keys'], args.columns, events,
+                                                          applied) -%}
   {%- set statements = [] -%}
   {%- if tombstones is not none -%}
     {%- do statements.append({'name': 'stream_tombstones',
-        'sql': dbt_tablestream.stream_tombstones_sql(tombstones, changes, args['keys'], events.sequence, events.tombstone_retention, not tombstones_exist)}) -%}
+        'sql': dbt_tablestream.stream_tombstones_sql(tombstones, changes, args['keys'], events.sequence,
+                                                     events.tombstone_retention, not tombstones_exist)}) -%}
   {%- endif -%}
   {%- if args.rebuild -%}
     {#-- A soft-deleted row is the key's tombstone, so a delete builds one too. --#}
+    {%- set soft = settings.delete_mode == 'soft' -%}
     {{ return({'statements': statements, 'upserts_sql': none,
-               'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, settings.delete_mode == 'soft', args['keys'], args.columns)}) }}
+               'write_sql': dbt_tablestream.stream_merge_build_sql(changes, args.data_columns, soft, args['keys'],
+                                                                   args.columns)}) }}
   {%- endif -%}
-  {{ return({'statements': statements, 'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
-             'write_sql': dbt_tablestream.stream_events_merge_sql(args.target, changes, args['keys'], settings.delete_mode,
-                                                                   dbt_tablestream._stream_merge_update_columns(settings, args.data_columns),
-                                                                   args.data_columns, events, tombstones, args.columns, args.key_ranges)}) }}
+  {%- set update_columns = dbt_tablestream._stream_merge_update_columns(settings, args.data_columns) -%}
+  {%- set merge_sql = dbt_tablestream.stream_events_merge_sql(args.target, changes, args['keys'], settings.delete_mode,
+      update_columns, args.data_columns, events, tombstones, args.columns, args.key_ranges) -%}
+  {{ return({'statements': statements,
+             'upserts_sql': dbt_tablestream.stream_merge_upserts_sql(changes, args.data_columns),
+             'write_sql': merge_sql}) }}
 {% endmacro %}
 
 
@@ -115,15 +129,19 @@
 {% macro spark__stream_merge_history_sql(args) %}
   {%- set settings = args.settings -%}
   {%- set history = dict(settings.history) -%}
-  {%- do history.update({'tracked': dbt_tablestream._history_tracked_columns(args.stream, history, args.data_columns, args['keys'], settings.sequence)}) -%}
-  {%- set versions = dbt_tablestream.history_versions_sql(args.compiled_code, args['keys'], args.columns, args.data_columns, history, settings.events,
-                                                           none if args.rebuild else args.existing,
-                                                           drop_applied=dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
+  {%- set tracked = dbt_tablestream._history_tracked_columns(args.stream, history, args.data_columns, args['keys'],
+                                                            settings.sequence) -%}
+  {%- do history.update({'tracked': tracked}) -%}
+  {%- set reapplies = dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
+  {%- set versions = dbt_tablestream.history_versions_sql(args.compiled_code, args['keys'], args.columns,
+      args.data_columns, history, settings.events, none if args.rebuild else args.existing, drop_applied=reapplies) -%}
   {%- if args.rebuild -%}
-    {{ return({'statements': [], 'upserts_sql': none, 'write_sql': dbt_tablestream.stream_history_build_sql(versions, args['keys'])}) }}
+    {{ return({'statements': [], 'upserts_sql': none,
+               'write_sql': dbt_tablestream.stream_history_build_sql(versions, args['keys'])}) }}
   {%- endif -%}
   {{ return({'statements': [], 'upserts_sql': versions,
-             'write_sql': dbt_tablestream.stream_history_merge_sql(args.target, versions, args.data_columns, history, args['keys'], args.key_ranges)}) }}
+             'write_sql': dbt_tablestream.stream_history_merge_sql(args.target, versions, args.data_columns, history,
+                                                                    args['keys'], args.key_ranges)}) }}
 {% endmacro %}
 
 

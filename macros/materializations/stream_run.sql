@@ -1,10 +1,12 @@
-{#-- Shared by the stream materializations: checks of the model's output, its schema changes, and the end of a run (the offsets append and the summary line). --#}
+{#-- Shared by the stream materializations: checks of the model's output, its schema changes, and the
+     end of a run (the offsets append and the summary line). --#}
 
 {#-- The model's output columns; refuses output lacking the columns a keyed stream needs: the key,
      __change_type and what orders a key's changes (`sequence`, the sequence_by columns, or else
      __commit_version, and __commit_timestamp when it dates versions: `timed`). --#}
 {% macro _stream_output_columns(stream, sql, keys, sequence=[], timed=false) %}
-  {%- set columns = dbt_tablestream._stream_output_schema(stream, sql, keys, sequence, timed) | map(attribute='name') | list -%}
+  {%- set columns = dbt_tablestream._stream_output_schema(stream, sql, keys, sequence, timed)
+                    | map(attribute='name') | list -%}
   {{ return(columns) }}
 {% endmacro %}
 
@@ -13,16 +15,18 @@
 {% macro _stream_output_schema(stream, sql, keys, sequence=[], timed=false) %}
   {%- set schema = get_column_schema_from_query(sql) -%}
   {%- set columns = schema | map(attribute='name') | list -%}
-  {%- set required = keys + sequence + ['__change_type'] + ([] if sequence else ['__commit_version'] + (['__commit_timestamp'] if timed else [])) -%}
+  {%- set required = keys + sequence + ['__change_type']
+                     + ([] if sequence else ['__commit_version'] + (['__commit_timestamp'] if timed else [])) -%}
   {%- set missing = [] -%}
   {%- for column in required if column not in columns -%}{%- do missing.append(column) -%}{%- endfor -%}
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name ~ " lacks "
-        ~ missing | join(', ') ~ ". A keyed stream model must keep its unique_key columns (" ~ keys | join(', ')
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": the output of model " ~ model.name
+        ~ " lacks " ~ missing | join(', ') ~ ". A keyed stream model must keep its unique_key columns ("
+        ~ keys | join(', ')
         ~ ("), its sequence_by columns (" ~ sequence | join(', ') ~ ") and __change_type" if sequence
-           else "), __change_type, __commit_version and __commit_timestamp (an SCD type 2 version starts at it)" if timed
-           else "), __change_type and __commit_version")
+           else "), __change_type, __commit_version and __commit_timestamp (an SCD type 2 version starts at it)"
+           if timed else "), __change_type and __commit_version")
         ~ "; select them from the stream. Nothing was written.") }}
   {%- endif -%}
   {{ return(schema) }}
@@ -34,29 +38,36 @@
      SCD type 2 target's tracked columns (_history_tracked_columns). --#}
 {% macro _check_stream_merge_columns(stream, columns, data_columns, settings) %}
   {%- if settings.history is not none -%}
-    {%- do dbt_tablestream._history_tracked_columns(stream, settings.history, data_columns, settings.unique_key, settings.sequence) -%}
+    {%- do dbt_tablestream._history_tracked_columns(stream, settings.history, data_columns, settings.unique_key,
+        settings.sequence) -%}
   {%- endif -%}
   {%- set events = settings['events'] or {} -%}
   {%- set named = [] -%}
-  {%- for column in settings['target_exclude_columns'] -%}{%- do named.append(['target_exclude_columns', column]) -%}{%- endfor -%}
+  {%- for column in settings['target_exclude_columns'] -%}
+    {%- do named.append(['target_exclude_columns', column]) -%}
+  {%- endfor -%}
   {%- if events.get('ignore_null') is sequence and events.get('ignore_null') is not string -%}
     {%- for column in events['ignore_null'] -%}{%- do named.append(['ignore_null_updates', column]) -%}{%- endfor -%}
   {%- endif -%}
   {%- if events.get('deletes') -%}
-    {%- for column in dbt_tablestream._expression_columns(events['deletes']) -%}{%- do named.append(['apply_as_deletes', column]) -%}{%- endfor -%}
+    {%- for column in dbt_tablestream._expression_columns(events['deletes']) -%}
+      {%- do named.append(['apply_as_deletes', column]) -%}
+    {%- endfor -%}
   {%- endif -%}
   {%- set known = columns | map('lower') | list -%}
   {%- for config_name, column in named if column | lower not in known -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names " ~ column ~ ", which is not a column of the output of model "
-        ~ model.name ~ " (" ~ columns | join(', ') ~ ")" ~ (" in the expression " ~ events['deletes'] if config_name == 'apply_as_deletes' else "")
-        ~ ". Fix the config or select the column. Nothing was written.") }}
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ config_name ~ " names "
+        ~ column ~ ", which is not a column of the output of model " ~ model.name ~ " (" ~ columns | join(', ') ~ ")"
+        ~ (" in the expression " ~ events['deletes'] if config_name == 'apply_as_deletes' else "") ~ ". Fix the config "
+        ~ "or select the column. Nothing was written.") }}
   {%- endfor -%}
 {% endmacro %}
 
 
 {% macro check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
-  {{ return(adapter.dispatch('check_stream_keys_not_null', 'dbt_tablestream')(stream, sql, keys, sequence, key_ranges)) }}
+  {{ return(adapter.dispatch('check_stream_keys_not_null', 'dbt_tablestream')(
+      stream, sql, keys, sequence, key_ranges)) }}
 {% endmacro %}
 
 
@@ -74,19 +85,22 @@
   {%- if nulls > 0 -%}
     {{ exceptions.raise_compiler_error(
         dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ nulls ~ " change rows of the "
-        ~ dbt_tablestream._stream_window_text(stream) ~ " have a NULL unique_key (" ~ keys | join(', ') ~ "). "
-        ~ "Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the stream did not move.") }}
+        ~ dbt_tablestream._stream_window_text(stream) ~ " have a NULL unique_key (" ~ keys | join(', ')
+        ~ "). Filter them out in model " ~ model.name ~ " or fix the source; nothing was written and the "
+        ~ "stream did not move.") }}
   {%- endif -%}
   {%- for column in sequence -%}
     {%- if counts[2 + loop.index0] > 0 -%}
     {{ exceptions.raise_compiler_error(
-        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0] ~ " events of the "
-        ~ dbt_tablestream._stream_window_text(stream) ~ " have a NULL sequence_by column " ~ column ~ ", so they cannot be ordered. "
-        ~ "Filter them out or give them a sequence in model " ~ model.name ~ "; nothing was written and the stream did not move.") }}
+        dbt_tablestream._stream_subject(stream.stream) ~ " on " ~ stream.source ~ ": " ~ counts[2 + loop.index0]
+        ~ " events of the " ~ dbt_tablestream._stream_window_text(stream) ~ " have a NULL sequence_by column " ~ column
+        ~ ", so they cannot be ordered. Filter them out or give them a sequence in model " ~ model.name
+        ~ "; nothing was written and the stream did not move.") }}
     {%- endif -%}
   {%- endfor -%}
   {%- set ranges = [] -%}
-  {%- set checked = {'rows_read': counts[0] | int, 'key_ranges': ranges, 'distinct_keys': none, 'listed_keys': none, 'key_files': none, 'target_rows': none} -%}
+  {%- set checked = {'rows_read': counts[0] | int, 'key_ranges': ranges, 'distinct_keys': none, 'listed_keys': none,
+                     'key_files': none, 'target_rows': none} -%}
   {%- if key_ranges is not none -%}
     {%- do ranges.extend(dbt_tablestream._key_range_literals(counts['key_ranges'], key_ranges.type)) -%}
     {%- if key_ranges.get('listed', 0) > 0 -%}
@@ -116,11 +130,14 @@
   {%- for key in keys -%}{%- do conditions.append(dbt_tablestream._sql_identifier(key) ~ ' is null') -%}{%- endfor -%}
   {%- set counts = [['rows_read', 'count(*)'], ['null_keys', 'count_if(' ~ conditions | join(' or ') ~ ')']] -%}
   {%- for column in sequence -%}
-    {%- do counts.append(['null_sequence_' ~ loop.index0, "count_if(__change_type <> 'UPDATE_BEFORE' and " ~ dbt_tablestream._sql_identifier(column) ~ ' is null)']) -%}
+    {%- do counts.append(['null_sequence_' ~ loop.index0,
+        "count_if(__change_type <> 'UPDATE_BEFORE' and " ~ dbt_tablestream._sql_identifier(column) ~ ' is null)']) -%}
   {%- endfor -%}
   {%- if key_ranges is not none -%}
-    {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column, key_ranges.type, key_ranges.cap, counts,
-                                                    key_ranges.get('listed', 0), key_ranges.get('file_keys'), key_ranges.get('target'))) }}
+    {{ return(dbt_tablestream.stream_key_ranges_sql('(' ~ sql ~ ') as __tablestream_rows', key_ranges.column,
+                                                    key_ranges.type, key_ranges.cap, counts,
+                                                    key_ranges.get('listed', 0), key_ranges.get('file_keys'),
+                                                    key_ranges.get('target'))) }}
   {%- endif -%}
   {%- set selected = [] -%}
   {%- for name, aggregate in counts -%}{%- do selected.append(aggregate ~ ' as ' ~ name) -%}{%- endfor -%}
@@ -142,10 +159,12 @@
   {%- set appended = dbt_tablestream.append_stream_offset(stream, rows_written) -%}
   {%- do dbt_tablestream.fault_point('after_offsets_append') -%}
   {%- if appended == 0 -%}
-    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream._stream_window_text(stream)
-           ~ " was applied and logged by a concurrent run while this run applied it again, which changed nothing", info=True) }}
+    {{ log("stream " ~ stream.stream ~ ": " ~ dbt_tablestream._stream_window_text(stream) ~ " was applied and logged "
+           ~ "by a concurrent run while this run applied it again, which changed nothing", info=True) }}
   {%- else -%}
-    {{ log(dbt_tablestream._stream_summary(stream, rows_read if rows_read is not none or built.get('unit') else rows_written, rows_written, built.get('unit', 'rows')), info=True) }}
+    {%- set rows_reported = rows_read if rows_read is not none or built.get('unit') else rows_written -%}
+    {{ log(dbt_tablestream._stream_summary(stream, rows_reported, rows_written, built.get('unit', 'rows')),
+           info=True) }}
   {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(built.relation, built.existing, built.rebuilt) -%}
 {% endmacro %}
@@ -159,19 +178,23 @@
     {%- set parts = [] -%}
     {%- for input in stream.inputs -%}
       {%- do parts.append(input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input)
-          ~ (" is empty, offset at " ~ input.through if input.view is none else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
+          ~ (" is empty, offset at " ~ input.through if input.view is none
+             else (" (snapshot)" if input.snapshot else "") ~ ", offset now " ~ input.through)
           ~ dbt_tablestream._stream_behind_text(input)) -%}
     {%- endfor -%}
     {{ return("streams " ~ stream.stream ~ ": " ~ ("every window is empty; no-op" if stream.view is none
-        else rows_read ~ " change rows read, " ~ rows_written ~ " rows written in one commit") ~ "; " ~ parts | join('; ')) }}
+        else rows_read ~ " change rows read, " ~ rows_written ~ " rows written in one commit")
+        ~ "; " ~ parts | join('; ')) }}
   {%- endif -%}
   {%- set input = stream.inputs[0] -%}
   {%- if input.view is none -%}
-    {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ " is empty; no-op, offset at " ~ input.through) }}
+    {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input)
+        ~ " is empty; no-op, offset at " ~ input.through) }}
   {%- endif -%}
-  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input) ~ (" (snapshot)" if input.snapshot else "") ~ ", "
-      ~ (rows_read ~ " change rows read, " if rows_read is not none else "") ~ rows_written ~ " " ~ unit ~ " written, offset now " ~ input.through
-      ~ dbt_tablestream._stream_behind_text(input)) }}
+  {{ return("stream " ~ input.stream ~ ": " ~ dbt_tablestream._stream_input_window_text(input)
+      ~ (" (snapshot)" if input.snapshot else "") ~ ", "
+      ~ (rows_read ~ " change rows read, " if rows_read is not none else "") ~ rows_written ~ " " ~ unit
+      ~ " written, offset now " ~ input.through ~ dbt_tablestream._stream_behind_text(input)) }}
 {% endmacro %}
 
 
@@ -179,7 +202,8 @@
 {% macro _stream_behind_text(stream) %}
   {%- set behind = (stream.latest | int) - stream.through -%}
   {{ return("; " ~ behind ~ " versions behind, caught up to " ~ stream.through ~ " of " ~ stream.latest ~ " ("
-         ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.split else "max_versions_per_run: " ~ stream.max_versions)
+         ~ ("the window ends before the schema change " ~ stream.split ~ ", read with its own schema" if stream.split
+            else "max_versions_per_run: " ~ stream.max_versions)
          ~ "); the next run continues" if behind > 0 else "") }}
 {% endmacro %}
 
@@ -197,19 +221,21 @@
     {%- set at = " (the window starts at the schema change " ~ schema_change ~ ")" if schema_change else "" -%}
     {%- if on_schema_change == 'fail' and changes['schema_changed'] -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream._stream_subject(stream.stream) ~ ": the columns of " ~ stream.source ~ at ~ " no longer match the target "
-          ~ existing_relation ~ " (added: " ~ (added | join(', ') or 'none') ~ "; removed: " ~ (removed | join(', ') or 'none')
-          ~ "; type changed: " ~ (changes['new_target_types'] | map(attribute='column_name') | join(', ') or 'none')
-          ~ "), and on_schema_change is 'fail'. Nothing was written and the stream did not move. "
-          ~ "Set on_schema_change to 'append_new_columns' or 'sync_all_columns', or rebuild with --full-refresh.") }}
+          dbt_tablestream._stream_subject(stream.stream) ~ ": the columns of " ~ stream.source ~ at
+          ~ " no longer match the target " ~ existing_relation ~ " (added: " ~ (added | join(', ') or 'none')
+          ~ "; removed: " ~ (removed | join(', ') or 'none') ~ "; type changed: "
+          ~ (changes['new_target_types'] | map(attribute='column_name') | join(', ') or 'none')
+          ~ "), and on_schema_change is 'fail'. Nothing was written and the stream did not move. Set on_schema_change "
+          ~ "to 'append_new_columns' or 'sync_all_columns', or rebuild with --full-refresh.") }}
     {%- endif -%}
     {%- if on_schema_change == 'ignore' and removed -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream._stream_subject(stream.stream) ~ ": the schema change " ~ schema_change ~ " leaves the target "
-          ~ existing_relation ~ " with columns the model's output no longer has (" ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
-          ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did not move. "
-          ~ "Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or 'sync_all_columns', "
-          ~ "select the column under its old name in the model, or rebuild with --full-refresh.") }}
+          dbt_tablestream._stream_subject(stream.stream) ~ ": the schema change " ~ schema_change
+          ~ " leaves the target " ~ existing_relation ~ " with columns the model's output no longer has ("
+          ~ removed | join(', ') ~ ("; new in the output: " ~ added | join(', ') if added else "")
+          ~ "), and on_schema_change 'ignore' (the default) cannot fill them. Nothing was written and the stream did "
+          ~ "not move. Set on_schema_change to 'append_new_columns' (a renamed column arrives as a new one) or "
+          ~ "'sync_all_columns', select the column under its old name in the model, or rebuild with --full-refresh.") }}
     {%- endif -%}
   {%- endif -%}
   {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}

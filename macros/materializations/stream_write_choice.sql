@@ -28,9 +28,11 @@
 {% macro _stream_net_write_choice(window, target, settings) %}
   {%- set write = dbt_tablestream._stream_net_write_kind(window, target, settings) -%}
   {#-- A target of one file is read by one task whatever the setting: none is sent. --#}
-  {%- set one_file = target.rows is not none and settings.max_rows_per_file and target.rows <= settings.max_rows_per_file -%}
-  {{ return({'write': write, 'layout': {'max_rows_per_file': settings.max_rows_per_file, 'copy_files': write == 'merge_copying',
-                                        'replaces': write == 'replace_where', 'aligned': write == 'rewrite' and not one_file}}) }}
+  {%- set one_file = target.rows is not none and settings.max_rows_per_file
+                     and target.rows <= settings.max_rows_per_file -%}
+  {{ return({'write': write,
+             'layout': {'max_rows_per_file': settings.max_rows_per_file, 'copy_files': write == 'merge_copying',
+                        'replaces': write == 'replace_where', 'aligned': write == 'rewrite' and not one_file}}) }}
 {% endmacro %}
 
 
@@ -46,6 +48,8 @@
   {%- if target_files and not target.vectors and not target.feed and window.files * 2 >= target_files -%}
     {{ return('rewrite') }}
   {%- endif -%}
-  {%- if listed and window.files >= 4 and window.files * file_rows >= 20 * window.count -%}{{ return('replace_where') }}{%- endif -%}
+  {%- if listed and window.files >= 4 and window.files * file_rows >= 20 * window.count -%}
+    {{ return('replace_where') }}
+  {%- endif -%}
   {{ return(merge) }}
 {% endmacro %}

@@ -26,11 +26,16 @@
   {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
 
   {%- set rebuild = existing_relation is none or stream.restart -%}
-  {%- do dbt_tablestream.check_stream_contract(stream, rows_sql if rebuild or stream.view is not none else none, rebuild) -%}
+  {%- do dbt_tablestream.check_stream_contract(stream, rows_sql if rebuild or stream.view is not none else none,
+                                               rebuild) -%}
   {%- do dbt_tablestream.fault_point('before_target_commit') -%}
   {%- set response = none -%}
   {%- if rebuild -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream, dict(dbt_tablestream.stream_compaction_properties(), **dbt_tablestream.stream_kept_table_properties(existing_relation))), 'overwrite', stream) -%}
+    {%- set table_properties = dict(dbt_tablestream.stream_compaction_properties(),
+                                    **dbt_tablestream.stream_kept_table_properties(existing_relation)) -%}
+    {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream,
+                                                         table_properties) -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'overwrite', stream) -%}
   {%- elif stream.view is none -%}
     {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
     {%- endcall -%}
@@ -51,11 +56,14 @@
     {%- endfor -%}
     {%- set select_sql = 'select ' ~ dest_columns | join(', ') ~ ' from '
         ~ (tmp_relation if compared else '(' ~ rows_sql ~ ') as __tablestream_rows') -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream), 'append', stream, {'compact': dbt_tablestream._stream_compaction_due(stream.inputs)}) -%}
+    {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream) -%}
+    {%- set layout = {'compact': dbt_tablestream._stream_compaction_due(stream.inputs)} -%}
+    {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'append', stream, layout) -%}
     {%- if compared -%}{%- do adapter.drop_relation(tmp_relation) -%}{%- endif -%}
   {%- endif -%}
 
-  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild}) -%}
+  {%- set built = {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild} -%}
+  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, built) -%}
 
   {{ run_hooks(post_hooks) }}
 

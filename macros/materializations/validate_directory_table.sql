@@ -6,8 +6,9 @@
   {%- if location is none or location is not string or location | trim == '' -%}
     {{ exceptions.raise_compiler_error(
         "Model " ~ model.name ~ " (directory_table) needs `location`: the folder to list, for example "
-        ~ "config(materialized='directory_table', location='landing/orders'). Relative paths are resolved "
-        ~ "against the dbt project directory on the local profile (type: tablestream); use an absolute path or URI on a cluster.") }}
+        ~ "config(materialized='directory_table', location='landing/orders'). Relative paths are resolved against the "
+        ~ "dbt project directory on the local profile (type: tablestream); use an absolute path or "
+        ~ "URI on a cluster.") }}
   {%- endif -%}
   {%- set recursive = dbt_tablestream._stream_model_config('recursive', subject, true) -%}
   {%- if recursive not in [true, false] -%}

@@ -9,14 +9,16 @@
   {%- set unique_key = dbt_tablestream._stream_model_config('unique_key', subject) -%}
   {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
   {%- if not keys or keys is not sequence or keys | reject('string') | list -%}
-    {{ exceptions.raise_compiler_error(subject ~ " needs unique_key: the column, or list of columns, that identifies a row of the snapshot, "
-        ~ "for example config(materialized='snapshot_mirror', unique_key='order_id'). Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ " needs unique_key: the column, or list of columns, that identifies a "
+        ~ "row of the snapshot, for example config(materialized='snapshot_mirror', unique_key='order_id'). "
+        ~ "Nothing was written.") }}
   {%- endif -%}
   {%- set spec = dbt_tablestream._stream_config_spec().delete_mode -%}
   {%- set delete_mode = dbt_tablestream._stream_model_config('delete_mode', subject, spec.default) -%}
   {%- if delete_mode not in spec.accepted -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot no longer "
-        ~ "returns does to the mirror's row). Accepted values: " ~ dbt_tablestream._stream_config_accepted(spec) ~ ".") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot "
+        ~ "no longer returns does to the mirror's row). Accepted values: "
+        ~ dbt_tablestream._stream_config_accepted(spec) ~ ".") }}
   {%- endif -%}
   {{ return({'key_columns': keys | list, 'delete_mode': delete_mode}) }}
 {% endmacro %}
@@ -30,10 +32,11 @@
   {%- set lowered = columns | map('lower') | list -%}
   {%- set missing = settings.key_columns | map('lower') | reject('in', lowered) | list -%}
   {%- if missing -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": unique_key " ~ missing | join(', ') ~ " is not a column of the snapshot (its columns: "
-        ~ columns | join(', ') ~ "). Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": unique_key " ~ missing | join(', ') ~ " is not a column of the "
+        ~ "snapshot (its columns: " ~ columns | join(', ') ~ "). Nothing was written.") }}
   {%- endif -%}
-  {%- set reserved = ['_deleted', '_deleted_at'] | select('in', lowered) | list if settings.delete_mode == 'soft' else [] -%}
+  {%- set reserved = ['_deleted', '_deleted_at'] | select('in', lowered) | list if settings.delete_mode == 'soft'
+                     else [] -%}
   {%- if reserved -%}
     {{ exceptions.raise_compiler_error(subject ~ ": with delete_mode soft the mirror adds " ~ reserved | join(', ')
         ~ ", which the snapshot already has. Rename them in the query. Nothing was written.") }}
@@ -56,12 +59,16 @@
     {%- set listed = [] -%}
     {%- for row in rows -%}
       {%- set values = [] -%}
-      {%- for key in settings.key_columns -%}{%- do values.append(key ~ '=' ~ (row[loop.index0] if row[loop.index0] is not none else 'NULL')) -%}{%- endfor -%}
+      {%- for key in settings.key_columns -%}
+        {%- do values.append(key ~ '=' ~ (row[loop.index0] if row[loop.index0] is not none else 'NULL')) -%}
+      {%- endfor -%}
       {%- do listed.append(values | join(', ') ~ ' (' ~ row['copies'] ~ ' rows)') -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " (snapshot_mirror): the snapshot has keys that are NULL or not unique, "
-        ~ "so its rows cannot be matched one for one with the mirror's (unique_key " ~ settings.key_columns | join(', ') ~ "): "
-        ~ listed | join('; ') ~ (' (the first ten)' if rows | length >= 10 else '') ~ ". Nothing was written. Filter or deduplicate them in the query.") }}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " (snapshot_mirror): the snapshot has keys that are "
+        ~ "NULL or not unique, so its rows cannot be matched one for one with the mirror's (unique_key "
+        ~ settings.key_columns | join(', ') ~ "): " ~ listed | join('; ')
+        ~ (' (the first ten)' if rows | length >= 10 else '') ~ ". Nothing was written. Filter or deduplicate "
+        ~ "them in the query.") }}
   {%- endif -%}
 {% endmacro %}
 
@@ -81,8 +88,9 @@
     {%- do quoted.append(dbt_tablestream._sql_identifier(key)) -%}
     {%- do nulls.append(dbt_tablestream._sql_identifier(key) ~ ' is null') -%}
   {%- endfor -%}
-  {{ return('select ' ~ quoted | join(', ') ~ ', ' ~ copies ~ ' as copies from (\n' ~ sql ~ '\n) as __tablestream_snapshot group by '
-      ~ quoted | join(', ') ~ ' having ' ~ copies ~ ' > 1 or ' ~ nulls | join(' or ') ~ ' order by copies desc limit 10') }}
+  {{ return('select ' ~ quoted | join(', ') ~ ', ' ~ copies ~ ' as copies from (\n' ~ sql
+      ~ '\n) as __tablestream_snapshot group by ' ~ quoted | join(', ') ~ ' having ' ~ copies ~ ' > 1 or '
+      ~ nulls | join(' or ') ~ ' order by copies desc limit 10') }}
 {% endmacro %}
 
 
@@ -94,11 +102,12 @@
 {#-- A column added to or removed from the snapshot after the mirror was built is refused: the
      mirror's feed would record a change of every row for it. --#}
 {% macro spark__check_snapshot_mirror_columns(settings, columns, target) %}
-  {%- set present = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | reject('in', ['_deleted', '_deleted_at']) | list -%}
+  {%- set present = adapter.get_columns_in_relation(target) | map(attribute='name') | map('lower') | reject('in',
+      ['_deleted', '_deleted_at']) | list -%}
   {%- set wanted = columns | map('lower') | list -%}
   {%- if present | sort != wanted | sort -%}
-    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " (snapshot_mirror): the snapshot's columns (" ~ wanted | join(', ')
-        ~ ") are not the mirror's (" ~ present | join(', ') ~ "). Nothing was written. Rebuild the mirror with "
-        ~ "`dbt run --full-refresh -s " ~ model.name ~ "`.") }}
+    {{ exceptions.raise_compiler_error("Model " ~ model.name ~ " (snapshot_mirror): the snapshot's columns ("
+        ~ wanted | join(', ') ~ ") are not the mirror's (" ~ present | join(', ') ~ "). Nothing was written. Rebuild "
+        ~ "the mirror with `dbt run --full-refresh -s " ~ model.name ~ "`.") }}
   {%- endif -%}
 {% endmacro %}
