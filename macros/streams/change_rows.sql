@@ -10,7 +10,8 @@
      files or row positions would double the statement. --#}
 {% macro spark__change_rows_sql(stream, source_relation, columns=none, marked=true) %}
   {#-- An empty window selects no row, so `*` gives the source's columns without describing them. --#}
-  {%- set columns = columns if columns is not none or stream.view is none else adapter.get_columns_in_relation(source_relation) -%}
+  {%- set columns = columns if columns is not none or stream.view is none
+                    else adapter.get_columns_in_relation(source_relation) -%}
   {%- set marker = tojson(dict(stream, view=none if stream.view is none else 'window')) | replace('/', '\\/') -%}
   {%- set column_list -%}
     {%- if columns is none %}*, {% else -%}
@@ -23,10 +24,12 @@
   /* tablestream:window {{ marker }} */
   {%- endif %}
   {%- if stream.view is none %}
-  select {{ column_list }}cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
+  select {{ column_list }}cast(null as string) as __change_type, cast(null as bigint) as __commit_version,
+    cast(null as timestamp) as __commit_timestamp
   from {{ source_relation }} where 1 = 0
   {%- else %}
-  {%- set changes = dbt_tablestream.drop_carryovers_sql(stream.view, columns) if dbt_tablestream._stream_drops_carryovers(stream) else stream.view %}
+  {%- set changes = dbt_tablestream.drop_carryovers_sql(stream.view, columns)
+                    if dbt_tablestream._stream_drops_carryovers(stream) else stream.view %}
   select {{ column_list }}
     case _change_type
       when 'insert' then 'INSERT'
@@ -116,7 +119,8 @@
   {%- for column in columns -%}
     {%- set type = (column.dtype if column.dtype is defined else column.dataType.simpleString()) | string | lower -%}
     {%- if 'map<' in type -%}
-      {%- do identity.append("to_json(" ~ dbt_tablestream._sql_identifier(column.name) ~ ", map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))") -%}
+      {%- do identity.append("to_json(" ~ dbt_tablestream._sql_identifier(column.name) ~ ", map('timestampFormat', "
+          ~ "'yyyy-MM-dd HH:mm:ss.SSSSSSXXX', 'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSS'))") -%}
     {%- else -%}
       {%- do identity.append(dbt_tablestream._sql_identifier(column.name)) -%}
     {%- endif -%}
@@ -134,7 +138,8 @@
         rows between unbounded preceding and unbounded following),
       __tablestream_side as ({{ partition }} order by case when {{ before }} then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when {{ before }} then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when {{ before }} then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
   {%- endset -%}
   {{ return(sql) }}

@@ -8,8 +8,10 @@
   {%- for result in results
         if result.status == 'error' and result.node.resource_type == 'model'
         and result.node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] -%}
-    {%- set streams = modules.re.findall('tablestream:window \\{"stream": "([^"]+)"', result.node.compiled_code or '') -%}
-    {%- set explanation = dbt_tablestream._concurrent_run_explanation(result.node.name, result.message or '', streams) -%}
+    {%- set streams = modules.re.findall('tablestream:window \\{"stream": "([^"]+)"',
+                                         result.node.compiled_code or '') -%}
+    {%- set explanation = dbt_tablestream._concurrent_run_explanation(result.node.name, result.message or '',
+                                                                      streams) -%}
     {%- if explanation -%}
       {{ log(explanation, info=True) }}
     {%- endif -%}
@@ -23,19 +25,22 @@
      protocol (no marker) two runs writing one target at once conflict in Delta as any two writers
      do, and the loser's error names its conflict class only. --#}
 {% macro _concurrent_run_explanation(model_name, message, streams=[]) %}
-  {%- set conflict = modules.re.search('DELTA_(CONCURRENT_APPEND|CONCURRENT_DELETE_READ|CONCURRENT_DELETE_DELETE|CONCURRENT_WRITE|METADATA_CHANGED)', message) -%}
+  {%- set conflict = modules.re.search('DELTA_(CONCURRENT_APPEND|CONCURRENT_DELETE_READ|CONCURRENT_DELETE_DELETE'
+                                       ~ '|CONCURRENT_WRITE|METADATA_CHANGED)', message) -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message and conflict and streams -%}
-    {%- set consumed = dbt_tablestream._stream_subject(streams | unique | join(', ')) ~ " of model " ~ model_name ~ " is being consumed by another run: " -%}
+    {%- set consumed = dbt_tablestream._stream_subject(streams | unique | join(', ')) ~ " of model " ~ model_name
+        ~ " is being consumed by another run: " -%}
     {%- if 'tablestream_offsets' in message -%}
       {#-- Under the reapply protocol: the run's write committed after the other run's, so it applied
            the window again, which changed nothing (append_stream_offset). --#}
-      {{ return(consumed ~ "it logged the same window in the offsets log while this run was logging it, so Delta refused this run's offsets row ("
-         ~ conflict.group(0) ~ "). This run's write applied the window again after the other run's, which changed nothing, and the stream's "
-         ~ "position is the other run's; nothing needs repair. Run again to apply what changed since.") }}
+      {{ return(consumed ~ "it logged the same window in the offsets log while this run was logging it, so Delta "
+         ~ "refused this run's offsets row (" ~ conflict.group(0) ~ "). This run's write applied the window again "
+         ~ "after the other run's, which changed nothing, and the stream's position is the other run's; nothing needs "
+         ~ "repair. Run again to apply what changed since.") }}
     {%- endif -%}
-    {{ return(consumed ~ "another write to its target committed while this run was writing it, so Delta refused this run's write ("
-       ~ conflict.group(0) ~ "). Nothing was written by this run and its offset did not move; nothing needs repair. "
-       ~ "Run again to apply what changed since.") }}
+    {{ return(consumed ~ "another write to its target committed while this run was writing it, so Delta refused "
+       ~ "this run's write (" ~ conflict.group(0) ~ "). Nothing was written by this run and its offset did not move; "
+       ~ "nothing needs repair. Run again to apply what changed since.") }}
   {%- endif -%}
   {%- if 'DELTA_CONCURRENT_TRANSACTION' not in message or 'tablestream.stream' not in message -%}
     {{ return(none) }}
@@ -46,8 +51,9 @@
     {%- set found = modules.re.search('tablestream\\.' ~ key ~ '\\\\?"\\s*:\\s*\\\\?"?([^",\\\\}]+)', message) -%}
     {%- do marker.update({key: found.group(1) if found else '?'}) -%}
   {%- endfor -%}
-  {{ return(dbt_tablestream._stream_subject(marker.stream) ~ " on " ~ marker.source ~ " is being consumed by another run: run "
-     ~ marker.invocation_id ~ " committed the window (" ~ marker['from'] ~ ", " ~ marker.to ~ "] to model "
-     ~ model_name ~ " while this run was writing it, so Delta refused this run's write (DELTA_CONCURRENT_TRANSACTION). "
-     ~ "Nothing was written by this run and its offset did not move; nothing needs repair. Run again to apply what changed since.") }}
+  {{ return(dbt_tablestream._stream_subject(marker.stream) ~ " on " ~ marker.source ~ " is being consumed by "
+     ~ "another run: run " ~ marker.invocation_id ~ " committed the window (" ~ marker['from'] ~ ", " ~ marker.to
+     ~ "] to model " ~ model_name ~ " while this run was writing it, so Delta refused this run's write "
+     ~ "(DELTA_CONCURRENT_TRANSACTION). Nothing was written by this run and its offset did not move; nothing needs "
+     ~ "repair. Run again to apply what changed since.") }}
 {% endmacro %}

@@ -37,7 +37,8 @@
     {{ return(none) }}
   {%- endif -%}
   {%- for _ in range((seconds * 4) | int) -%}
-    {%- set released = run_query('select count(*) from text.' ~ dbt_tablestream._sql_identifier(release) ~ ' where value = ' ~ dbt_tablestream._sql_string(model.name)) -%}
+    {%- set released = run_query('select count(*) from text.' ~ dbt_tablestream._sql_identifier(release)
+        ~ ' where value = ' ~ dbt_tablestream._sql_string(model.name)) -%}
     {%- if released.rows[0][0] > 0 -%}{{ return(none) }}{%- endif -%}
     {%- do run_query(dbt_tablestream.pause_sql(0.25)) -%}
   {%- endfor -%}
@@ -50,7 +51,8 @@
 
 
 {% macro spark__pause_sql(seconds) %}
-  {{ return("select java_method('java.lang.Thread', 'sleep', cast(" ~ ((seconds * 1000) | int) ~ " as bigint)) as paused") }}
+  {{ return("select java_method('java.lang.Thread', 'sleep', cast(" ~ ((seconds * 1000) | int)
+      ~ " as bigint)) as paused") }}
 {% endmacro %}
 
 

@@ -1,5 +1,7 @@
-{% macro history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
-  {{ return(adapter.dispatch('history_versions_sql', 'dbt_tablestream')(sql, keys, columns, data_columns, history, events, current, drop_applied)) }}
+{% macro history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none,
+                              drop_applied=false) %}
+  {{ return(adapter.dispatch('history_versions_sql', 'dbt_tablestream')(
+      sql, keys, columns, data_columns, history, events, current, drop_applied)) }}
 {% endmacro %}
 
 
@@ -28,11 +30,13 @@
      next group's dbt_valid_from. The open row keeps its dbt_scd_id; a new version's is a hash of
      its key and dbt_valid_from. An open row that the window leaves as it was is not returned, so
      the MERGE rewrites no file for it. --#}
-{% macro spark__history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none, drop_applied=false) %}
+{% macro spark__history_versions_sql(sql, keys, columns, data_columns, history, events=none, current=none,
+                                     drop_applied=false) %}
   {%- set sequence = events['sequence'] if events else [] -%}
   {%- set at = dbt_tablestream._sql_identifier(sequence[0]) if sequence else '__commit_timestamp' -%}
   {%- set new_record = history['hard_deletes'] == 'new_record' -%}
   {%- set key_list = dbt_tablestream._quoted_columns(keys) -%}
+  {%- set data_list = dbt_tablestream._quoted_columns(data_columns) -%}
   {%- set partition = 'partition by ' ~ key_list -%}
   {%- set timeline = partition ~ ' order by __tablestream_stored desc, __tablestream_at' -%}
   {%- set order_fields = [] -%}
@@ -42,16 +46,21 @@
   {%- do order_fields.append("'d', " ~ ("__tablestream_delete" if sequence else "not __tablestream_delete")) -%}
   {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream._quoted_columns(data_columns) ~ ")") -%}
   {%- set struct_of = dbt_tablestream._history_struct -%}
+  {%- set tracked = struct_of(history['tracked']) -%}
   {%- set sql_out -%}
 with __tablestream_events as (
-  select {{ dbt_tablestream._quoted_columns(data_columns) }}{{ ', __commit_version' if '__commit_version' in columns else '' }},
+  select {{ data_list }}{{ ', __commit_version' if '__commit_version' in columns else '' }},
     {{ at }} as __tablestream_at,
-    __change_type = 'DELETE'{% if events and events['deletes'] %} or coalesce(({{ events['deletes'] }}), false){% endif %} as __tablestream_delete
+    __change_type = 'DELETE'
+    {%- if events and events['deletes'] %} or coalesce(({{ events['deletes'] }}), false)
+    {%- endif %} as __tablestream_delete
   from ({{ sql }}) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_points as (
   select * from (
-    select *, row_number() over ({{ partition }}, __tablestream_at order by named_struct({{ order_fields | join(', ') }}) desc) as __tablestream_last
+    select *,
+      row_number() over ({{ partition }}, __tablestream_at order by named_struct({{ order_fields | join(', ') }}) desc)
+        as __tablestream_last
     from __tablestream_events
     {%- if history['hard_deletes'] == 'ignore' %}
     where not __tablestream_delete
@@ -66,40 +75,49 @@ with __tablestream_events as (
   select {{ dbt_tablestream._prefixed_columns(keys, '__tablestream_history') }},
     max(coalesce(__tablestream_history.dbt_valid_to, __tablestream_history.dbt_updated_at)) as __tablestream_applied_at
   from {{ current }} as __tablestream_history
-  left semi join __tablestream_window_keys on {{ dbt_tablestream._keys_match(keys, '__tablestream_history', '__tablestream_window_keys') }}
+  left semi join __tablestream_window_keys
+    on {{ dbt_tablestream._keys_match(keys, '__tablestream_history', '__tablestream_window_keys') }}
   group by {{ dbt_tablestream._prefixed_columns(keys, '__tablestream_history') }}
   {%- endif %}
 {%- endif %}
 ), __tablestream_timeline as (
-  select {{ dbt_tablestream._prefixed_columns(data_columns, '__tablestream_point') }}, __tablestream_point.__tablestream_at,
+  select {{ dbt_tablestream._prefixed_columns(data_columns, '__tablestream_point') }},
+    __tablestream_point.__tablestream_at,
     __tablestream_point.__tablestream_delete, false as __tablestream_stored,
     __tablestream_point.__tablestream_at as __tablestream_start, cast(null as string) as __tablestream_scd_id
   from __tablestream_points as __tablestream_point
   {%- if current is not none and (sequence or drop_applied) %}
-  left join __tablestream_applied on {{ dbt_tablestream._keys_match(keys, '__tablestream_applied', '__tablestream_point') }}
-  where __tablestream_applied.__tablestream_applied_at is null or __tablestream_point.__tablestream_at > __tablestream_applied.__tablestream_applied_at
+  left join __tablestream_applied
+    on {{ dbt_tablestream._keys_match(keys, '__tablestream_applied', '__tablestream_point') }}
+  where __tablestream_applied.__tablestream_applied_at is null
+    or __tablestream_point.__tablestream_at > __tablestream_applied.__tablestream_applied_at
   {%- endif %}
   {%- if current is not none %}
   union all
   select {{ dbt_tablestream._prefixed_columns(data_columns, '__tablestream_open') }}, __tablestream_open.dbt_updated_at,
-    {{ '__tablestream_open.dbt_is_deleted' if new_record else 'false' }}, true, __tablestream_open.dbt_valid_from, __tablestream_open.dbt_scd_id
+    {{ '__tablestream_open.dbt_is_deleted' if new_record else 'false' }}, true,
+    __tablestream_open.dbt_valid_from, __tablestream_open.dbt_scd_id
   from {{ current }} as __tablestream_open
-  left semi join __tablestream_window_keys on {{ dbt_tablestream._keys_match(keys, '__tablestream_open', '__tablestream_window_keys') }}
+  left semi join __tablestream_window_keys
+    on {{ dbt_tablestream._keys_match(keys, '__tablestream_open', '__tablestream_window_keys') }}
   where __tablestream_open.dbt_valid_to is null
   {%- endif %}
 ), __tablestream_compared as (
   select *,
     row_number() over ({{ timeline }}) as __tablestream_position,
     lag(__tablestream_delete) over ({{ timeline }}) as __tablestream_after_delete,
-    lag({{ struct_of(history['tracked']) }}) over ({{ timeline }}) <=> {{ struct_of(history['tracked']) }} as __tablestream_same,
+    lag({{ tracked }}) over ({{ timeline }}) <=> {{ tracked }} as __tablestream_same,
     lag({{ struct_of(data_columns) }}) over ({{ timeline }}) as __tablestream_before
   from __tablestream_timeline
 ), __tablestream_grouped as (
   select *,
     sum(case when __tablestream_stored
-               or (not __tablestream_delete and (__tablestream_after_delete is null or __tablestream_after_delete or not __tablestream_same))
+               or (not __tablestream_delete
+                   and (__tablestream_after_delete is null or __tablestream_after_delete or not __tablestream_same))
                or (__tablestream_delete and not coalesce(__tablestream_after_delete, true))
-             then 1 else 0 end) over ({{ partition }} order by __tablestream_position rows between unbounded preceding and current row) as __tablestream_group
+             then 1 else 0 end)
+      over ({{ partition }} order by __tablestream_position rows between unbounded preceding and current row)
+      as __tablestream_group
   from __tablestream_compared
 ), __tablestream_groups as (
   select {{ key_list }}, __tablestream_group,
@@ -111,7 +129,8 @@ with __tablestream_events as (
     min_by(__tablestream_at, __tablestream_position) as __tablestream_first_at,
     max_by(__tablestream_at, __tablestream_position) as __tablestream_last_at,
     {# A deletion record holds the values of the version it closes. #}
-    min_by(case when __tablestream_stored then {{ struct_of(data_columns) }} else __tablestream_before end, __tablestream_position) as __tablestream_closed_values,
+    min_by(case when __tablestream_stored then {{ struct_of(data_columns) }} else __tablestream_before end,
+           __tablestream_position) as __tablestream_closed_values,
     max_by({{ struct_of(data_columns) }}, __tablestream_position) as __tablestream_last_values
   from __tablestream_grouped
   where __tablestream_group > 0
@@ -122,9 +141,13 @@ with __tablestream_events as (
 )
 select
   {%- for column in data_columns %}
-  case when __tablestream_deletion then __tablestream_closed_values.{{ dbt_tablestream._sql_identifier(column) }} else __tablestream_last_values.{{ dbt_tablestream._sql_identifier(column) }} end as {{ dbt_tablestream._sql_identifier(column) }},
+  {%- set quoted = dbt_tablestream._sql_identifier(column) %}
+  case when __tablestream_deletion then __tablestream_closed_values.{{ quoted }}
+    else __tablestream_last_values.{{ quoted }} end as {{ quoted }},
   {%- endfor %}
-  coalesce(__tablestream_scd_id, md5(to_json(named_struct({% for key in keys %}'k{{ loop.index0 }}', {{ dbt_tablestream._sql_identifier(key) }}, {% endfor %}'from', __tablestream_from)))) as dbt_scd_id,
+  coalesce(__tablestream_scd_id, md5(to_json(named_struct(
+    {%- for key in keys %}'k{{ loop.index0 }}', {{ dbt_tablestream._sql_identifier(key) }}, {% endfor -%}
+    'from', __tablestream_from)))) as dbt_scd_id,
   case when __tablestream_deletion then __tablestream_first_at else __tablestream_last_at end as dbt_updated_at,
   __tablestream_from as dbt_valid_from,
   __tablestream_to as dbt_valid_to
@@ -142,12 +165,15 @@ where {{ 'true' if new_record else 'not __tablestream_deletion' }}
 {#-- `named_struct('col', col, ...)` over the columns, for comparing or carrying a row's values. --#}
 {% macro _history_struct(columns) %}
   {%- set fields = [] -%}
-  {%- for column in columns -%}{%- do fields.append(dbt_tablestream._sql_string(column) ~ ", " ~ dbt_tablestream._sql_identifier(column)) -%}{%- endfor -%}
+  {%- for column in columns -%}
+    {%- do fields.append(dbt_tablestream._sql_string(column) ~ ", " ~ dbt_tablestream._sql_identifier(column)) -%}
+  {%- endfor -%}
   {{ return('named_struct(' ~ fields | join(', ') ~ ')') }}
 {% endmacro %}
 
 
 {#-- The columns an SCD type 2 target adds to the model's, as dbt snapshots name them. --#}
 {% macro _history_columns(history) %}
-  {{ return(['dbt_scd_id', 'dbt_updated_at', 'dbt_valid_from', 'dbt_valid_to'] + (['dbt_is_deleted'] if history['hard_deletes'] == 'new_record' else [])) }}
+  {{ return(['dbt_scd_id', 'dbt_updated_at', 'dbt_valid_from', 'dbt_valid_to']
+            + (['dbt_is_deleted'] if history['hard_deletes'] == 'new_record' else [])) }}
 {% endmacro %}

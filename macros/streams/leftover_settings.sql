@@ -75,15 +75,16 @@
   {%- for key in (settings | map(attribute=0) | list) + (failed_writes | list) -%}
     {%- do run_query('reset ' ~ key) -%}
   {%- endfor -%}
-  {%- set subject = "dbt_tablestream: " ~ failed_writes.values() | sort | join('; ') ~ " failed and left its session settings "
-      ~ "(Delta's idempotent-write settings among them) on the session every model of the invocation runs on; they are now reset" -%}
+  {%- set subject = "dbt_tablestream: " ~ failed_writes.values() | sort | join('; ') ~ " failed and left its session "
+      ~ "settings (Delta's idempotent-write settings among them) on the session every model of the invocation runs on; "
+      ~ "they are now reset" -%}
   {%- if results is none -%}
     {{ log(subject ~ ". The invocation that ran it ended before it could reset them.", info=True) }}
     {{ return('') }}
   {%- endif -%}
-  {{ exceptions.raise_compiler_error(subject ~ ". " ~ dbt_tablestream._models_after_failure(results)
-      ~ " Look for that stream's marker in each one's latest commit (DESCRIBE HISTORY's userMetadata), and run again every one "
-      ~ "whose write Delta skipped (no new version). With type: tablestream or a Thrift server a failed write's settings end "
+  {{ exceptions.raise_compiler_error(subject ~ ". " ~ dbt_tablestream._models_after_failure(results) ~ " Look for that "
+      ~ "stream's marker in each one's latest commit (DESCRIBE HISTORY's userMetadata), and run again every one whose "
+      ~ "write Delta skipped (no new version). With type: tablestream or a Thrift server a failed write's settings end "
       ~ "with its model.") }}
 {% endmacro %}
 
@@ -93,7 +94,8 @@
 {% macro _models_after_failure(results) %}
   {%- set failed = [] -%}
   {%- for result in results if result.status == 'error' and result.node.resource_type == 'model'
-        and result.node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] and result.timing -%}
+        and result.node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate']
+        and result.timing -%}
     {%- do failed.append(result) -%}
   {%- endfor -%}
   {%- if not failed -%}
@@ -105,6 +107,7 @@
         and result.timing[0].started_at > ended -%}
     {%- do after.append(result.node.name) -%}
   {%- endfor -%}
-  {{ return("Failed: " ~ failed | map(attribute='node.name') | join(', ') ~ ". Ran on the session after the failure, so their "
-      ~ "writes may carry the stream's marker or have been skipped by Delta: " ~ (after | join(', ') or 'none') ~ ".") }}
+  {{ return("Failed: " ~ failed | map(attribute='node.name') | join(', ') ~ ". Ran on the session after the failure, "
+      ~ "so their writes may carry the stream's marker or have been skipped by Delta: "
+      ~ (after | join(', ') or 'none') ~ ".") }}
 {% endmacro %}

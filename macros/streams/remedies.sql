@@ -10,5 +10,6 @@
 
 {#-- The remedy for a stream that can no longer continue from its offset. --#}
 {% macro _stream_reset_remedy() %}
-  {{ return("Reset the stream with `dbt run --full-refresh -s " ~ model.name ~ "`: it rebuilds the target and starts the stream again from its start_at.") }}
+  {{ return("Reset the stream with `dbt run --full-refresh -s " ~ model.name ~ "`: it rebuilds the target and starts "
+      ~ "the stream again from its start_at.") }}
 {% endmacro %}

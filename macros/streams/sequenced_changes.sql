@@ -29,7 +29,8 @@
   {%- set ignore_null = events['ignore_null'] -%}
   {%- set kept = columns | reject('equalto', '__change_type') | list -%}
   {%- set data = kept | reject('in', ['__commit_version', '__commit_timestamp']) | list -%}
-  {%- set carried = (data | reject('in', keys + sequence) | list) if ignore_null is sameas true else (ignore_null or []) -%}
+  {%- set carried = (data | reject('in', keys + sequence) | list) if ignore_null is sameas true
+                    else (ignore_null or []) -%}
   {%- set partition = 'partition by ' ~ dbt_tablestream._quoted_columns(keys) -%}
   {#-- The event's columns are qualified: the applied relations joined to it share its names. --#}
   {%- set order_fields = [] -%}
@@ -37,13 +38,17 @@
     {%- do order_fields.append(dbt_tablestream._sql_string('s' ~ loop.index0) ~ ', __tablestream_event.'
                                ~ dbt_tablestream._sql_identifier(column)) -%}
   {%- endfor -%}
-  {%- if '__commit_version' in columns -%}{%- do order_fields.append("'v', __tablestream_event.__commit_version") -%}{%- endif -%}
+  {%- if '__commit_version' in columns -%}
+    {%- do order_fields.append("'v', __tablestream_event.__commit_version") -%}
+  {%- endif -%}
   {%- do order_fields.append("'d', __tablestream_event.__tablestream_delete") -%}
-  {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream._prefixed_columns(data, '__tablestream_event') ~ ")") -%}
+  {%- do order_fields.append("'h', xxhash64(" ~ dbt_tablestream._prefixed_columns(data, '__tablestream_event')
+                             ~ ")") -%}
   {%- set sql_out -%}
 with __tablestream_events as (
   select {{ dbt_tablestream._quoted_columns(kept) }},
-    __change_type = 'DELETE'{% if events['deletes'] %} or coalesce(({{ events['deletes'] }}), false){% endif %} as __tablestream_delete
+    __change_type = 'DELETE'
+    {%- if events['deletes'] %} or coalesce(({{ events['deletes'] }}), false){% endif %} as __tablestream_delete
   from ({{ sql }}) as __tablestream_model
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_ordered as (
@@ -52,15 +57,17 @@ with __tablestream_events as (
   {%- set prefilter = carried and applied %}
   {%- if prefilter %}
     {%- for relation in applied %}
-  left join {{ relation }} as __tablestream_applied{{ loop.index0 }} on {{ dbt_tablestream._keys_match(keys, '__tablestream_applied' ~ loop.index0, '__tablestream_event') }}
+  left join {{ relation }} as __tablestream_applied{{ loop.index0 }}
+    on {{ dbt_tablestream._keys_match(keys, '__tablestream_applied' ~ loop.index0, '__tablestream_event') }}
     {%- endfor %}
   {%- endif %}
   {%- set conditions = ['not __tablestream_event.__tablestream_delete'] if events['ignore_deletes'] else [] %}
   {%- if prefilter %}
     {%- set newer_than_applied %}case
     {%- for relation in applied %}
+    {%- set applied_sequence = dbt_tablestream._sequence_value(sequence, '__tablestream_applied' ~ loop.index0) %}
     when __tablestream_applied{{ loop.index0 }}.{{ dbt_tablestream._sql_identifier(keys[0]) }} is not null
-      then {{ dbt_tablestream._sequence_value(sequence, '__tablestream_event') }} > {{ dbt_tablestream._sequence_value(sequence, '__tablestream_applied' ~ loop.index0) }}
+      then {{ dbt_tablestream._sequence_value(sequence, '__tablestream_event') }} > {{ applied_sequence }}
     {%- endfor %}
     else true end
     {%- endset %}
@@ -79,11 +86,14 @@ with __tablestream_events as (
 ), __tablestream_carried as (
   select
   {%- for column in kept %}
+    {%- set quoted = dbt_tablestream._sql_identifier(column) %}
     {% if column in carried -%}
-    last_value(case when not __tablestream_delete and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
-      then {{ dbt_tablestream._sql_identifier(column) }} end, true) over ({{ partition }} order by __tablestream_order rows between unbounded preceding and unbounded following) as {{ dbt_tablestream._sql_identifier(column) }},
+    last_value(case when not __tablestream_delete
+                         and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
+      then {{ quoted }} end, true) over ({{ partition }} order by __tablestream_order
+        rows between unbounded preceding and unbounded following) as {{ quoted }},
     {%- else -%}
-    {{ dbt_tablestream._sql_identifier(column) }},
+    {{ quoted }},
     {%- endif %}
   {%- endfor %}
     {%- if carried %}
@@ -133,18 +143,20 @@ where __tablestream_newest = 1
      literals, other than SQL words and function names (a word before '('), and other than a
      struct field after '.'. So a misspelt column is named before any SQL runs. --#}
 {% macro _expression_columns(expression) %}
-  {%- set words = ['and', 'or', 'not', 'is', 'null', 'true', 'false', 'in', 'like', 'ilike', 'rlike', 'regexp', 'between',
-                   'case', 'when', 'then', 'else', 'end', 'distinct', 'from', 'as', 'interval', 'escape', 'exists', 'any',
-                   'some', 'all', 'div', 'current_date', 'current_timestamp', 'current_user', 'date', 'timestamp',
-                   'timestamp_ntz', 'timestamp_ltz', 'x', 'day', 'days', 'hour', 'hours', 'minute', 'minutes', 'second',
-                   'seconds', 'month', 'months', 'year', 'years', 'week', 'weeks', 'to', 'unknown'] -%}
+  {%- set words = ['and', 'or', 'not', 'is', 'null', 'true', 'false', 'in', 'like', 'ilike', 'rlike', 'regexp',
+                   'between', 'case', 'when', 'then', 'else', 'end', 'distinct', 'from', 'as', 'interval', 'escape',
+                   'exists', 'any', 'some', 'all', 'div', 'current_date', 'current_timestamp', 'current_user', 'date',
+                   'timestamp', 'timestamp_ntz', 'timestamp_ltz', 'x', 'day', 'days', 'hour', 'hours', 'minute',
+                   'minutes', 'second', 'seconds', 'month', 'months', 'year', 'years', 'week', 'weeks', 'to',
+                   'unknown'] -%}
   {%- set text = modules.re.sub("'(?:[^'\\\\]|\\\\.)*'|\"(?:[^\"\\\\]|\\\\.)*\"", ' ', expression) -%}
   {%- set found = [] -%}
   {%- for quoted in modules.re.findall('`((?:[^`]|``)+)`', text) -%}
     {%- do found.append(quoted | replace('``', '`')) -%}
   {%- endfor -%}
   {%- set text = modules.re.sub('`(?:[^`]|``)+`', ' ', text) -%}
-  {%- for word in modules.re.findall('(?<![\\w.])([A-Za-z_][A-Za-z0-9_]*)\\b(?!\\s*\\()', text) if word | lower not in words -%}
+  {%- for word in modules.re.findall('(?<![\\w.])([A-Za-z_][A-Za-z0-9_]*)\\b(?!\\s*\\()', text)
+        if word | lower not in words -%}
     {%- do found.append(word) -%}
   {%- endfor -%}
   {{ return(found | unique | list) }}

@@ -6,7 +6,8 @@
 {% macro _stream_window_commits(relation, stream, known=none) %}
   {%- if stream.snapshot or stream.after >= stream.through -%}{{ return(none) }}{%- endif -%}
   {%- set first = stream.after + 1 -%}
-  {%- if known is not none and known.rows and (known.limit is none or dbt_tablestream._history_limit_to_reach(known.rows, first, known.limit) is none) -%}
+  {%- if known is not none and known.rows
+      and (known.limit is none or dbt_tablestream._history_limit_to_reach(known.rows, first, known.limit) is none) -%}
     {#-- The rows history_since would read: from the newest down to the version before the window. --#}
     {%- set rows = [] -%}
     {%- for row in known.rows if (row['version'] | int) >= first - 1 -%}{%- do rows.append(row) -%}{%- endfor -%}
@@ -62,5 +63,6 @@
      (retained_from: NULL if Delta could not parse the interval either), and the moment of asking
      (checked_at), on the session's clock like DESCRIBE HISTORY's timestamps. --#}
 {% macro spark__retained_from_sql(file_retention) %}
-  {{ return("select current_timestamp() - try_cast(" ~ dbt_tablestream._sql_string(file_retention) ~ " as interval) as retained_from, current_timestamp() as checked_at") }}
+  {{ return("select current_timestamp() - try_cast(" ~ dbt_tablestream._sql_string(file_retention) ~ " as interval) as "
+      ~ "retained_from, current_timestamp() as checked_at") }}
 {% endmacro %}

@@ -24,7 +24,8 @@
 {% macro _stream_window_text(stream) %}
   {%- set parts = [] -%}
   {%- for input in stream.inputs -%}
-    {%- do parts.append((input.stream ~ ": " if stream.inputs | length > 1 else "") ~ dbt_tablestream._stream_input_window_text(input)) -%}
+    {%- do parts.append((input.stream ~ ": " if stream.inputs | length > 1 else "")
+        ~ dbt_tablestream._stream_input_window_text(input)) -%}
   {%- endfor -%}
   {{ return(parts | join('; ')) }}
 {% endmacro %}

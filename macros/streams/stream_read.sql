@@ -18,10 +18,13 @@
   {%- set rows_sql = dbt_tablestream.change_rows_sql(stream, relation, columns) -%}
   {%- if config.get('materialized') == 'stream_aggregate' and not stream.snapshot -%}
     {%- set current = dbt_tablestream._stream_input_with(stream, {'snapshot': true}) -%}
-    {%- set current = dbt_tablestream._stream_input_with(current, {'view': dbt_tablestream.window_relation_sql(relation, current, columns)}) -%}
+    {%- set current = dbt_tablestream._stream_input_with(current,
+        {'view': dbt_tablestream.window_relation_sql(relation, current, columns)}) -%}
     {%- set switch = dbt_tablestream._stream_rows_switch('window') -%}
-    {{ return("(\n  select * from " ~ rows_sql ~ " as __tablestream_window_rows where " ~ switch ~ " = 'window'\n  union all\n  select * from "
-              ~ dbt_tablestream.change_rows_sql(current, relation, columns, marked=false) ~ " as __tablestream_now_rows where " ~ switch ~ " = 'current'\n)") }}
+    {{ return("(\n  select * from " ~ rows_sql ~ " as __tablestream_window_rows where " ~ switch ~ " = 'window'"
+              ~ "\n  union all\n  select * from "
+              ~ dbt_tablestream.change_rows_sql(current, relation, columns, marked=false)
+              ~ " as __tablestream_now_rows where " ~ switch ~ " = 'current'\n)") }}
   {%- endif -%}
   {{ return(rows_sql) }}
 {% endmacro %}
@@ -38,7 +41,8 @@
 {#-- A stream_aggregate's compiled code with its reads switched to the source's rows as of its
      window's end. --#}
 {% macro _stream_current_rows(compiled_code) %}
-  {{ return(compiled_code | replace(dbt_tablestream._stream_rows_switch('window'), dbt_tablestream._stream_rows_switch('current'))) }}
+  {{ return(compiled_code | replace(dbt_tablestream._stream_rows_switch('window'),
+                                    dbt_tablestream._stream_rows_switch('current'))) }}
 {% endmacro %}
 
 
@@ -51,7 +55,8 @@
      from dbt's relation cache, else described as of the window's `schema_version`. --#}
 {% macro spark__window_columns(relation, stream) %}
   {%- if stream.schema_version is none -%}{{ return(adapter.get_columns_in_relation(relation)) }}{%- endif -%}
-  {{ return(dbt_tablestream.described_columns('select * from ' ~ dbt_tablestream._window_schema_relation(relation, stream))) }}
+  {{ return(dbt_tablestream.described_columns('select * from '
+      ~ dbt_tablestream._window_schema_relation(relation, stream))) }}
 {% endmacro %}
 
 
@@ -102,17 +107,23 @@
   {#-- The source's latest commits are read with its latest version: a continuing stream's window
        is usually among them, so its check reads no more (_stream_window_commits). A snapshot or
        start_at latest needs the latest version alone. --#}
-  {%- set recent = 1 if position.restart and start_at in ['snapshot', 'latest'] else dbt_tablestream._stream_recent_history() -%}
-  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read, recent) -%}
+  {%- set recent = 1 if position.restart and start_at in ['snapshot', 'latest']
+                   else dbt_tablestream._stream_recent_history() -%}
+  {%- set state = dbt_tablestream.stream_source_state(relation, stream_name, at_timestamp, start_at == 'earliest', read,
+                                                      recent) -%}
   {%- set from_log = dbt_tablestream._stream_reads_log(read, settings.on_feed_off) -%}
   {%- if not state.tracked and not from_log -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_untracked_message(dbt_tablestream._stream_subject(stream_name), dbt_tablestream._stream_source_name(relation), read, target_exists)) }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_untracked_message(
+        dbt_tablestream._stream_subject(stream_name), dbt_tablestream._stream_source_name(relation), read,
+        target_exists)) }}
   {%- endif -%}
 
   {%- set restart, epoch, table_id = position.restart, position.epoch, position.table_id -%}
   {%- if restart -%}
-    {%- set other_offset = dbt_tablestream._stream_offset_to_start_at(stream_name, start_at.stream, relation, state) if start_at is mapping and 'stream' in start_at else none -%}
-    {%- set after = dbt_tablestream._stream_start_after(start_at, state, stream_name, dbt_tablestream._stream_source_name(relation), other_offset) -%}
+    {%- set other_offset = dbt_tablestream._stream_offset_to_start_at(stream_name, start_at.stream, relation, state)
+                           if start_at is mapping and 'stream' in start_at else none -%}
+    {%- set after = dbt_tablestream._stream_start_after(start_at, state, stream_name,
+                                                        dbt_tablestream._stream_source_name(relation), other_offset) -%}
   {%- else -%}
     {%- set after = position.after -%}
   {%- endif -%}
@@ -126,9 +137,11 @@
     {%- set through = [through, after + (max_versions | int)] | min -%}
   {%- endif -%}
   {%- set stream = dbt_tablestream._stream_input(settings, {
-      'stream': stream_name, 'epoch': epoch, 'source': dbt_tablestream._stream_source_name(relation), 'source_table_id': state.table_id,
+      'stream': stream_name, 'epoch': epoch, 'source': dbt_tablestream._stream_source_name(relation),
+      'source_table_id': state.table_id,
       'after': after, 'through': through, 'latest': state.latest_version, 'restart': restart, 'snapshot': snapshot,
-      'timestamp': state.latest_timestamp, 'file_retention': state.file_retention, 'runs': logged.runs if logged is not none else none,
+      'timestamp': state.latest_timestamp, 'file_retention': state.file_retention,
+      'runs': logged.runs if logged is not none else none,
       'files': dbt_tablestream._stream_files(state.files, settings.unique_key) if from_log else none,
   }) -%}
   {%- do dbt_tablestream.fault_point('window_pinned') -%}
@@ -144,12 +157,14 @@
     {%- set recovered = problem is not none and on_stale != 'fail' and not restart
                         and problem.kind in ['stale', 'recreated', 'restored'] -%}
     {%- if recovered -%}
-      {%- set stream = dbt_tablestream._recover_stale_stream(stream, on_stale, problem.message, [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
+      {%- set stream = dbt_tablestream._recover_stale_stream(stream, on_stale, problem.message,
+          [epoch, (logged.epoch | int) if logged is not none else 0] | max + 1) -%}
     {%- elif problem is not none -%}
       {{ exceptions.raise_compiler_error(problem.message) }}
     {%- endif -%}
     {%- if from_log and not stream.snapshot -%}
-      {%- set stream = dbt_tablestream._stream_input_with(stream, {'files': dict(stream.files, versions=dbt_tablestream._window_log_versions(stream, window_rows))}) -%}
+      {%- set stream = dbt_tablestream._stream_input_with(stream,
+          {'files': dict(stream.files, versions=dbt_tablestream._window_log_versions(stream, window_rows))}) -%}
     {%- endif -%}
   {%- endif -%}
   {#-- Described once, for the window's read and the change rows' select list; an empty window's
@@ -157,7 +172,8 @@
   {%- set columns = none -%}
   {%- if stream.snapshot or stream.after < stream.through -%}
     {%- set columns = dbt_tablestream.window_columns(relation, stream) -%}
-    {%- set stream = dbt_tablestream._stream_input_with(stream, {'view': dbt_tablestream._register_stream_window(relation, stream, table_id, true, columns)}) -%}
+    {%- set stream = dbt_tablestream._stream_input_with(stream,
+        {'view': dbt_tablestream._register_stream_window(relation, stream, table_id, true, columns)}) -%}
   {%- endif -%}
   {{ return({'stream': stream, 'columns': columns}) }}
 {% endmacro %}
@@ -181,13 +197,17 @@
   {%- set resnapshot = on_stale == 'resnapshot' -%}
   {%- set moved = {'epoch': epoch, 'split': none, 'schema_version': none, 'schema_change': none,
                    'after': stream.latest, 'through': stream.latest, 'note': on_stale ~ ' after: ' ~ problem} -%}
-  {%- set stream = dbt_tablestream._stream_input_with(stream, dict(moved, restart=true, snapshot=true) if resnapshot else moved) -%}
+  {%- set stream = dbt_tablestream._stream_input_with(stream,
+      dict(moved, restart=true, snapshot=true) if resnapshot else moved) -%}
   {%- if resnapshot -%}
-    {%- do exceptions.warn(dbt_tablestream._stream_subject(stream.stream) ~ " (on_stale: resnapshot): the target is rebuilt from a snapshot of " ~ stream.source
-        ~ " at version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
+    {%- do exceptions.warn(dbt_tablestream._stream_subject(stream.stream)
+        ~ " (on_stale: resnapshot): the target is rebuilt from a snapshot of " ~ stream.source ~ " at version "
+        ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
   {%- else -%}
-    {%- do exceptions.warn(dbt_tablestream._stream_subject(stream.stream) ~ " (on_stale: skip_to_latest): skipped the versions (" ~ skipped ~ "] of " ~ stream.source
-        ~ "; their changes are not in the target. The offset moves to version " ~ stream.latest ~ ", in epoch " ~ epoch ~ ", because: " ~ problem) -%}
+    {%- do exceptions.warn(dbt_tablestream._stream_subject(stream.stream)
+        ~ " (on_stale: skip_to_latest): skipped the versions (" ~ skipped ~ "] of " ~ stream.source
+        ~ "; their changes are not in the target. The offset moves to version " ~ stream.latest ~ ", in epoch " ~ epoch
+        ~ ", because: " ~ problem) -%}
   {%- endif -%}
   {{ return(stream) }}
 {% endmacro %}
@@ -209,15 +229,18 @@
      (not the PySpark API). --#}
 {% macro _stream_untracked_message(subject, source, read, established=false, log_read=true) %}
   {%- if read == 'changelog' -%}
-    {{ return(subject ~ ": stream_read: changelog reads Delta's changelog (Spark's CHANGES clause), which needs row tracking on the source "
-        ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
-        ~ source ~ ", mode: changelog}'` (the stream sees changes committed from then on), or use stream_read: table_changes.") }}
+    {{ return(subject ~ ": stream_read: changelog reads Delta's changelog (Spark's CHANGES clause), which needs row "
+        ~ "tracking on the source " ~ source ~ ", and it is not enabled. Nothing was written. Enable it with `dbt "
+        ~ "run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ source ~ ", mode: changelog}'` "
+        ~ "(the stream sees changes committed from then on), or use stream_read: table_changes.") }}
   {%- endif -%}
-  {{ return(subject ~ ": the change data feed is not enabled on the source " ~ source
-      ~ ", so there are no changes to stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: "
-      ~ source ~ "}'`; the stream sees changes committed from then on."
-      ~ (" Changes committed while the feed was off are in no feed: once it is enabled, run this model with `--full-refresh` to rebuild its target from the source's current state." if established else "")
-      ~ (" Or read its commits from the files the Delta log says each added and removed, with no feed: stream_read: delta_log." if log_read else "")) }}
+  {{ return(subject ~ ": the change data feed is not enabled on the source " ~ source ~ ", so there are no changes to "
+      ~ "stream. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ source
+      ~ "}'`; the stream sees changes committed from then on."
+      ~ (" Changes committed while the feed was off are in no feed: once it is enabled, run this model with "
+         ~ "`--full-refresh` to rebuild its target from the source's current state." if established else "")
+      ~ (" Or read its commits from the files the Delta log says each added and removed, with no feed: "
+         ~ "stream_read: delta_log." if log_read else "")) }}
 {% endmacro %}
 
 
@@ -229,15 +252,20 @@
   {%- set other = dbt_tablestream.read_stream_offset(other_name) -%}
   {%- set log = dbt_tablestream._offsets_relation() -%}
   {%- if other is none or other.to_version is none -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream_name) ~ ": start_at names the stream " ~ other_name ~ ", which has "
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream_name) ~ ": start_at names the stream "
+        ~ other_name ~ ", which has "
         ~ ("no row in " ~ log if other is none else "no offset (it was reset or dropped and has not run since)")
         ~ ", so there is no offset to start at. Nothing was written. Name a stream that has run on " ~ source
         ~ " and logs to " ~ log ~ ", or use another start_at.") }}
   {%- endif -%}
   {%- if other.source != source or other.source_table_id != state.table_id -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream_name) ~ ": start_at names the stream " ~ other_name ~ ", which reads "
-        ~ (other.source if other.source != source else other.source ~ " as it was before it was dropped and recreated (Delta table id " ~ other.source_table_id ~ ", now " ~ state.table_id ~ ")")
-        ~ ", not " ~ source ~ ", so its offset is not a version of this source. Nothing was written. Name a stream of " ~ source ~ ", or use another start_at.") }}
+    {{ exceptions.raise_compiler_error(dbt_tablestream._stream_subject(stream_name) ~ ": start_at names the stream "
+        ~ other_name ~ ", which reads "
+        ~ (other.source if other.source != source
+           else other.source ~ " as it was before it was dropped and recreated (Delta table id "
+                ~ other.source_table_id ~ ", now " ~ state.table_id ~ ")")
+        ~ ", not " ~ source ~ ", so its offset is not a version of this source. Nothing was written. Name a stream of "
+        ~ source ~ ", or use another start_at.") }}
   {%- endif -%}
   {{ return(other.to_version | int) }}
 {% endmacro %}

@@ -25,16 +25,18 @@
      deep in the read words it as its caller would: a stream by default, a change query
      (changes()) its own. Refuses a key it does not know, so no caller adds one along the way. --#}
 {% macro _stream_input(settings, fields) %}
-  {%- set optional = {'epoch': none, 'source_table_id': none, 'latest': fields.get('through'), 'restart': false, 'snapshot': false,
-                      'timestamp': none, 'file_retention': none, 'runs': none, 'view': none, 'split': none,
-                      'schema_change': none, 'schema_version': none, 'appends_only': false, 'window_files': none, 'note': none, 'files': none,
+  {%- set optional = {'epoch': none, 'source_table_id': none, 'latest': fields.get('through'), 'restart': false,
+                      'snapshot': false, 'timestamp': none, 'file_retention': none, 'runs': none, 'view': none,
+                      'split': none, 'schema_change': none, 'schema_version': none, 'appends_only': false,
+                      'window_files': none, 'note': none, 'files': none,
                       'subject': dbt_tablestream._stream_subject(fields.stream), 'remedy': none} -%}
   {%- for name in fields if name not in ['stream', 'source', 'after', 'through'] and name not in optional -%}
     {{ exceptions.raise_compiler_error("_stream_input: unknown key " ~ name ~ " (stream_value.yml lists the keys).") }}
   {%- endfor -%}
   {%- set input = {
       'stream': fields.stream,
-      'stream_id': dbt_tablestream._stream_app_id([fields.stream], [fields.epoch]) if fields.get('epoch') is not none else none,
+      'stream_id': dbt_tablestream._stream_app_id([fields.stream], [fields.epoch])
+                   if fields.get('epoch') is not none else none,
       'source': fields.source,
       'after': fields.after,
       'through': fields.through,
@@ -57,10 +59,12 @@
      its own, so no key escapes _stream_input's check. --#}
 {% macro _stream_input_with(input, changes) %}
   {%- for name in changes if name not in input or name == 'stream_id' -%}
-    {{ exceptions.raise_compiler_error("_stream_input_with: unknown key " ~ name ~ " (stream_value.yml lists the keys; stream_id follows the epoch).") }}
+    {{ exceptions.raise_compiler_error("_stream_input_with: unknown key " ~ name ~ " (stream_value.yml lists the keys; "
+        ~ "stream_id follows the epoch).") }}
   {%- endfor -%}
   {%- set epoch = changes.get('epoch', input.epoch) -%}
-  {%- set changed = dict(changes, stream_id=dbt_tablestream._stream_app_id([input.stream], [epoch]) if epoch is not none else none) -%}
+  {%- set changed = dict(changes, stream_id=dbt_tablestream._stream_app_id([input.stream], [epoch])
+                                             if epoch is not none else none) -%}
   {{ return(dict(input, **changed)) }}
 {% endmacro %}
 
@@ -76,11 +80,14 @@
   {%- set names = inputs | map(attribute='stream') | list -%}
   {%- for name in names | unique if names.count(name) > 1 -%}
     {%- set windows = [] -%}
-    {%- for input in inputs if input.stream == name -%}{%- do windows.append(dbt_tablestream._stream_input_window_text(input)) -%}{%- endfor -%}
+    {%- for input in inputs if input.stream == name -%}
+      {%- do windows.append(dbt_tablestream._stream_input_window_text(input)) -%}
+    {%- endfor -%}
     {{ exceptions.raise_compiler_error(
-        "Model " ~ model.name ~ " reads the stream " ~ name ~ " more than once, with different windows: " ~ windows | join('; ')
-        ~ ". Each source_stream() or ref_stream() call is a stream of its own, named <model>__<source>; a stream_name config "
-        ~ "names one stream, so leave it out of a model that reads several sources, and read each source once (in a CTE). Nothing was written.") }}
+        "Model " ~ model.name ~ " reads the stream " ~ name ~ " more than once, with different windows: "
+        ~ windows | join('; ') ~ ". Each source_stream() or ref_stream() call is a stream of its own, named "
+        ~ "<model>__<source>; a stream_name config names one stream, so leave it out of a model that reads several "
+        ~ "sources, and read each source once (in a CTE). Nothing was written.") }}
   {%- endfor -%}
   {%- set restarting = inputs | selectattr('restart') | map(attribute='stream') | list -%}
   {%- if restarting and restarting | length < inputs | length -%}
@@ -89,10 +96,10 @@
       {%- do continuing.append(input.stream ~ " (from version " ~ input.after ~ " of " ~ input.source ~ ")") -%}
     {%- endfor -%}
     {{ exceptions.raise_compiler_error(
-        "Model " ~ model.name ~ " reads several streams, and " ~ restarting | join(', ') ~ " starts over (a first run of a new input, "
-        ~ "a reset, or on_stale: resnapshot) while " ~ continuing | join(', ') ~ " continues. The inputs of one model start over "
-        ~ "together, since the target is rebuilt from all of them. Nothing was written. Run the model with --full-refresh, "
-        ~ "or reset each of its streams with dbt_tablestream.reset_stream.") }}
+        "Model " ~ model.name ~ " reads several streams, and " ~ restarting | join(', ') ~ " starts over (a first run "
+        ~ "of a new input, a reset, or on_stale: resnapshot) while " ~ continuing | join(', ') ~ " continues. The "
+        ~ "inputs of one model start over together, since the target is rebuilt from all of them. Nothing was written. "
+        ~ "Run the model with --full-refresh, or reset each of its streams with dbt_tablestream.reset_stream.") }}
   {%- endif -%}
   {%- set ends = namespace(after=0, through=0) -%}
   {%- for input in inputs -%}

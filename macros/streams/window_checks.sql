@@ -21,7 +21,8 @@
 
 {% macro spark__stream_window_problem(relation, stream, table_id, window_rows=none) %}
   {%- if stream.snapshot -%}{{ return(none) }}{%- endif -%}
-  {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0][0] if stream.after < stream.through else none -%}
+  {%- set retained_from = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0][0]
+                          if stream.after < stream.through else none -%}
   {{ return(dbt_tablestream._window_problem(relation, stream, table_id, window_rows, retained_from)) }}
 {% endmacro %}
 
@@ -33,7 +34,8 @@
      gone or may be), 'untracked' (the feed or row tracking did not record a commit). --#}
 {% macro _window_refusal(kind, message) %}
   {%- if kind not in ['recreated', 'restored', 'stale', 'untracked'] -%}
-    {{ exceptions.raise_compiler_error("dbt_tablestream._window_refusal: unknown kind " ~ kind ~ "; expected recreated, restored, stale or untracked.") }}
+    {{ exceptions.raise_compiler_error("dbt_tablestream._window_refusal: unknown kind " ~ kind
+        ~ "; expected recreated, restored, stale or untracked.") }}
   {%- endif -%}
   {{ return({'kind': kind, 'message': message}) }}
 {% endmacro %}
@@ -45,31 +47,36 @@
 {% macro _window_problem(relation, stream, table_id, window_rows=none, retained_from=none) %}
   {%- set remedy = dbt_tablestream._stream_remedy(stream) -%}
   {%- if table_id is not none and table_id != stream.source_table_id -%}
-    {{ return(dbt_tablestream._window_refusal('recreated', stream.subject ~ ": the source " ~ stream.source ~ " was dropped and recreated, or replaced (Delta table id "
-        ~ table_id ~ " is now " ~ stream.source_table_id ~ "), so its versions no longer continue the stream. " ~ remedy)) }}
+    {{ return(dbt_tablestream._window_refusal('recreated', stream.subject ~ ": the source " ~ stream.source
+        ~ " was dropped and recreated, or replaced (Delta table id " ~ table_id ~ " is now " ~ stream.source_table_id
+        ~ "), so its versions no longer continue the stream. " ~ remedy)) }}
   {%- endif -%}
   {%- if stream.after > stream.through -%}
-    {{ return(dbt_tablestream._window_refusal('restored', stream.subject ~ ": its offset is version " ~ stream.after ~ " but the source " ~ stream.source
-        ~ " is only at version " ~ stream.through ~ "; the source was recreated or restored. " ~ remedy)) }}
+    {{ return(dbt_tablestream._window_refusal('restored', stream.subject ~ ": its offset is version " ~ stream.after
+        ~ " but the source " ~ stream.source ~ " is only at version " ~ stream.through ~ "; the source was "
+        ~ "recreated or restored. " ~ remedy)) }}
   {%- endif -%}
   {%- if stream.after == stream.through -%}{{ return(none) }}{%- endif -%}
-  {%- set window = window_rows if window_rows is not none else dbt_tablestream.history_since(relation, stream.after + 1, stream.through) -%}
+  {%- set window = window_rows if window_rows is not none
+                   else dbt_tablestream.history_since(relation, stream.after + 1, stream.through) -%}
   {%- set listed = [] -%}
   {%- for row in window -%}{%- do listed.append(row['version'] | int) -%}{%- endfor -%}
   {%- if (stream.after + 1) not in listed -%}
-    {{ return(dbt_tablestream._window_refusal('stale', stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source
-        ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the changes after the stream's offset "
-        ~ stream.after ~ " cannot be read. " ~ remedy)) }}
+    {{ return(dbt_tablestream._window_refusal('stale', stream.subject ~ " is stale: version " ~ (stream.after + 1)
+        ~ " of " ~ stream.source ~ " is no longer in its Delta log (log retention, delta.logRetentionDuration), so the "
+        ~ "changes after the stream's offset " ~ stream.after ~ " cannot be read. " ~ remedy)) }}
   {%- endif -%}
   {#-- A VACUUM that kept the table's deletedFileRetentionDuration can have removed files of any
        commit older than that, logged or not (file systems such as s3 log no VACUUM): Delta's CDC
        reader refuses such a start itself since Delta 4.1, and earlier versions fail on a missing file. --#}
-  {%- for row in window if retained_from is not none and (row['version'] | int) == stream.after + 1 and row['timestamp'] < retained_from -%}
-    {{ return(dbt_tablestream._window_refusal('stale', stream.subject ~ " is stale: version " ~ (stream.after + 1) ~ " of " ~ stream.source ~ " was committed at "
-        ~ row['timestamp'] ~ ", longer ago than the source's delta.deletedFileRetentionDuration (" ~ stream.file_retention
-        ~ "), so a VACUUM may have removed files its changes are read from, and the changes after the stream's offset "
-        ~ stream.after ~ " cannot be read completely. Run the stream more often than that, or raise the source's "
-        ~ "delta.deletedFileRetentionDuration. " ~ remedy)) }}
+  {%- for row in window if retained_from is not none and (row['version'] | int) == stream.after + 1
+        and row['timestamp'] < retained_from -%}
+    {{ return(dbt_tablestream._window_refusal('stale', stream.subject ~ " is stale: version " ~ (stream.after + 1)
+        ~ " of " ~ stream.source ~ " was committed at " ~ row['timestamp'] ~ ", longer ago than the source's "
+        ~ "delta.deletedFileRetentionDuration (" ~ stream.file_retention ~ "), so a VACUUM may have removed files its "
+        ~ "changes are read from, and the changes after the stream's offset " ~ stream.after ~ " cannot be read "
+        ~ "completely. Run the stream more often than that, or raise the source's delta.deletedFileRetentionDuration. "
+        ~ remedy)) }}
   {%- endfor -%}
   {{ return(dbt_tablestream._window_commits_problem(stream, window)) }}
 {% endmacro %}
@@ -88,25 +95,33 @@
   {%- set toggles = commits | selectattr('toggle', 'ne', none) | list -%}
   {#-- Delta's changelog reads a window only if row tracking is on at its first version and stays on. --#}
   {%- set untracked = toggles | rejectattr('toggle') | list -%}
-  {%- if toggles and toggles[0].toggle and toggles[0].version > stream.after + 1 -%}{%- set untracked = [toggles[0]] -%}{%- endif -%}
+  {%- if toggles and toggles[0].toggle and toggles[0].version > stream.after + 1 -%}
+    {%- set untracked = [toggles[0]] -%}
+  {%- endif -%}
   {%- if stream.read == 'changelog' and untracked -%}
-    {{ return(dbt_tablestream._window_refusal('untracked', dbt_tablestream._changelog_window_problem(stream, untracked[0]))) }}
+    {{ return(dbt_tablestream._window_refusal('untracked',
+        dbt_tablestream._changelog_window_problem(stream, untracked[0]))) }}
   {%- endif -%}
   {%- set from_log = dbt_tablestream._stream_reads_log(stream.read, stream.on_feed_off) -%}
   {%- for commit in commits -%}
     {%- if commit.operation in data_operations and not commit.tracked and not from_log -%}
-      {{ return(dbt_tablestream._window_refusal('untracked', stream.subject ~ ": the change data feed of " ~ stream.source ~ " was not enabled at version " ~ commit.version
-          ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. "
-          ~ "Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
-          ~ "}'` and " ~ remedy[0] | lower ~ remedy[1:] ~ " Or read such commits from the Delta log: on_feed_off: delta_log.")) }}
+      {{ return(dbt_tablestream._window_refusal('untracked', stream.subject ~ ": the change data feed of "
+          ~ stream.source ~ " was not enabled at version " ~ commit.version ~ ", inside the stream's window ("
+          ~ stream.after ~ ", " ~ stream.through ~ "], so its changes were not recorded. Enable it with `dbt "
+          ~ "run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source ~ "}'` and "
+          ~ remedy[0] | lower ~ remedy[1:] ~ " Or read such commits from the Delta log: on_feed_off: delta_log.")) }}
     {%- endif -%}
     {%- if commit.operation == 'VACUUM START' and commit.retention -%}
-      {%- set kept_from = commit.timestamp - modules.datetime.timedelta(milliseconds=commit.retention.group(1) | int) -%}
-      {%- for older in commits if older.version < commit.version and older.operation in data_operations and older.timestamp < kept_from -%}
-        {{ return(dbt_tablestream._window_refusal('stale', stream.subject ~ " is stale: files of version " ~ older.version ~ " of " ~ stream.source
-            ~ " were removed (VACUUM) or may have been: the VACUUM at version " ~ commit.version ~ " kept only files younger than "
-            ~ ((commit.retention.group(1) | int) / 3600000) | round(2) ~ " hours, so the changes after the stream's offset "
-            ~ stream.after ~ " cannot be read. Reading past them would silently drop changes. " ~ remedy)) }}
+      {%- set retention = modules.datetime.timedelta(milliseconds=commit.retention.group(1) | int) -%}
+      {%- set kept_from = commit.timestamp - retention -%}
+      {%- for older in commits if older.version < commit.version and older.operation in data_operations
+            and older.timestamp < kept_from -%}
+        {{ return(dbt_tablestream._window_refusal('stale', stream.subject ~ " is stale: files of version "
+            ~ older.version ~ " of " ~ stream.source ~ " were removed (VACUUM) or may have been: the VACUUM at version "
+            ~ commit.version ~ " kept only files younger than "
+            ~ ((commit.retention.group(1) | int) / 3600000) | round(2) ~ " hours, so the changes after the "
+            ~ "stream's offset " ~ stream.after ~ " cannot be read. Reading past them would silently drop changes. "
+            ~ remedy)) }}
       {%- endfor -%}
     {%- endif -%}
   {%- endfor -%}
@@ -121,12 +136,15 @@
      on; with no toggle in the window, as the source is now (stream.files.feed_on, for a read
      that can read untracked commits from the log). --#}
 {% macro _window_commit_states(stream, window_rows) %}
-  {%- set tracking = dbt_tablestream._stream_tracking_property(stream.read if stream.read != 'delta_log' else 'table_changes') -%}
+  {%- set tracking = dbt_tablestream._stream_tracking_property(stream.read if stream.read != 'delta_log'
+                                                               else 'table_changes') -%}
   {%- set commits = [] -%}
-  {%- for row in window_rows or [] if (row['version'] | int) > stream.after and (row['version'] | int) <= stream.through -%}
+  {%- for row in window_rows or [] if (row['version'] | int) > stream.after
+        and (row['version'] | int) <= stream.through -%}
     {%- set parameters = row['operationParameters'] | string -%}
     {%- set operation = row['operation'] | upper -%}
-    {%- set setting = modules.re.search(tracking.split('.')[1] ~ '\\W+(true|false)', parameters, modules.re.IGNORECASE) -%}
+    {%- set setting = modules.re.search(tracking.split('.')[1] ~ '\\W+(true|false)', parameters,
+                                        modules.re.IGNORECASE) -%}
     {#-- UNSET TBLPROPERTIES lists only the keys it removed: an unset setting is off. --#}
     {%- set unset = operation == 'UNSET TBLPROPERTIES' and tracking in parameters -%}
     {%- do commits.append({
@@ -179,7 +197,9 @@
   {%- for row in window_rows or [] if (row['version'] | int) > after and (row['version'] | int) <= through
         and row.get('operationMetrics') is not none -%}
     {%- set found.versions = found.versions + 1 -%}
-    {%- for count in modules.re.findall('num(?:AddedFiles|RemovedFiles|Files|AddedChangeFiles|DeletionVectorsAdded|DeletionVectorsUpdated)\W+(\d+)', row['operationMetrics'] | string) -%}
+    {%- for count in modules.re.findall('num(?:AddedFiles|RemovedFiles|Files|AddedChangeFiles'
+                                        ~ '|DeletionVectorsAdded|DeletionVectorsUpdated)\W+(\d+)',
+                                        row['operationMetrics'] | string) -%}
       {%- set found.files = found.files + (count | int) -%}
     {%- endfor -%}
   {%- endfor -%}
@@ -193,15 +213,17 @@
   {%- set remedy = dbt_tablestream._stream_remedy(stream) -%}
   {%- if toggle.tracked -%}
     {{ return(stream.subject ~ ": row tracking was enabled on " ~ stream.source ~ " at version " ~ toggle.version
-        ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", " ~ stream.through
-        ~ "], and Delta's changelog (stream_read: changelog) reads only versions where row tracking was already on. Nothing was written. "
-        ~ "If the source's change data feed covers the window, run the model once with stream_read: table_changes to pass version "
-        ~ toggle.version ~ "; otherwise " ~ remedy[0] | lower ~ remedy[1:]) }}
+        ~ ", after the first version " ~ (stream.after + 1) ~ " of the stream's window (" ~ stream.after ~ ", "
+        ~ stream.through ~ "], and Delta's changelog (stream_read: changelog) reads only versions where row tracking "
+        ~ "was already on. Nothing was written. If the source's change data feed covers the window, run the model once "
+        ~ "with stream_read: table_changes to pass version " ~ toggle.version ~ "; otherwise " ~ remedy[0] | lower
+        ~ remedy[1:]) }}
   {%- endif -%}
   {{ return(stream.subject ~ ": row tracking was disabled on " ~ stream.source ~ " at version " ~ toggle.version
-      ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so Delta's changelog (stream_read: changelog) cannot read it. "
-      ~ "Nothing was written. Enable it with `dbt run-operation dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source
-      ~ ", mode: changelog}'` and " ~ remedy[0] | lower ~ remedy[1:]) }}
+      ~ ", inside the stream's window (" ~ stream.after ~ ", " ~ stream.through ~ "], so Delta's changelog "
+      ~ "(stream_read: changelog) cannot read it. Nothing was written. Enable it with `dbt run-operation "
+      ~ "dbt_tablestream.enable_change_tracking --args '{relation: " ~ stream.source ~ ", mode: changelog}'` and "
+      ~ remedy[0] | lower ~ remedy[1:]) }}
 {% endmacro %}
 
 
@@ -239,5 +261,6 @@
      (stream_read: delta_log), else the commits the feed did not record (on_feed_off: delta_log). --#}
 {% macro _window_log_versions(stream, window_rows) %}
   {{ return(none if stream.read == 'delta_log'
-            else dbt_tablestream._window_commit_states(stream, window_rows) | rejectattr('tracked') | map(attribute='version') | list) }}
+            else dbt_tablestream._window_commit_states(stream, window_rows) | rejectattr('tracked')
+                 | map(attribute='version') | list) }}
 {% endmacro %}

@@ -21,7 +21,8 @@
     {{ return(relation_sql) }}
   {%- endif -%}
   {%- if stream.read == 'changelog' -%}
-    {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through, stream.spark_net_changes)) }}
+    {{ return(dbt_tablestream.changelog_relation_sql(relation, stream.after + 1, stream.through,
+        stream.spark_net_changes)) }}
   {%- endif -%}
   {%- if stream.get('files') is not none -%}
     {{ return(dbt_tablestream.window_files_relation_sql(relation, stream, columns)) }}
@@ -65,21 +66,25 @@
   {%- endif -%}
   {%- set from_log = window | select('lt', feed_from) | list -%}
   {%- set columns = columns if columns is not none else dbt_tablestream.window_columns(relation, stream) -%}
-  {%- set log = dbt_tablestream.delta_log_changes_sql(relation, stream, dbt_tablestream.delta_log_commits(relation, stream, from_log), columns) -%}
+  {%- set commits = dbt_tablestream.delta_log_commits(relation, stream, from_log) -%}
+  {%- set log = dbt_tablestream.delta_log_changes_sql(relation, stream, commits, columns) -%}
   {%- if log.rewritten is not none -%}{%- do parts.append(log.rewritten) -%}{%- endif -%}
   {%- set rows = [] -%}
   {%- if parts -%}
     {%- set keys = dbt_tablestream._stream_pairing_keys(stream, columns) -%}
-    {%- set changes = dbt_tablestream.drop_carryovers_sql('(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_rewritten', columns) -%}
-    {%- set change_type = "case when __tablestream_paired then (case _change_type when 'delete' then 'update_preimage' else 'update_postimage' end) "
-          ~ "else _change_type end as _change_type" if keys else '_change_type' -%}
-    {%- do rows.append('select ' ~ dbt_tablestream._quoted_columns(columns | map(attribute='name')) ~ ', ' ~ change_type ~ ', _commit_version, _commit_timestamp\n  from '
-          ~ (dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes)) -%}
+    {%- set rewritten = '(\n  ' ~ parts | join('\n  union all\n  ') ~ '\n) as __tablestream_rewritten' -%}
+    {%- set changes = dbt_tablestream.drop_carryovers_sql(rewritten, columns) -%}
+    {%- set change_type = "case when __tablestream_paired then (case _change_type when 'delete' then 'update_preimage' "
+          ~ "else 'update_postimage' end) else _change_type end as _change_type" if keys else '_change_type' -%}
+    {%- do rows.append('select ' ~ dbt_tablestream._quoted_columns(columns | map(attribute='name')) ~ ', ' ~ change_type
+        ~ ', _commit_version, _commit_timestamp\n  from '
+        ~ (dbt_tablestream.paired_changes_sql(changes, keys) if keys else changes)) -%}
   {%- endif -%}
   {%- if log.one_sided is not none -%}{%- do rows.append(log.one_sided) -%}{%- endif -%}
   {%- if not rows -%}
-    {{ return('(select *, cast(null as string) as _change_type, cast(null as bigint) as _commit_version, cast(null as timestamp) as _commit_timestamp from '
-        ~ relation ~ ' where 1 = 0) as __tablestream_changes') }}
+    {{ return('(select *, cast(null as string) as _change_type, cast(null as bigint) as _commit_version,'
+        ~ ' cast(null as timestamp) as _commit_timestamp from ' ~ relation
+        ~ ' where 1 = 0) as __tablestream_changes') }}
   {%- endif -%}
   {{ return('(\n  ' ~ rows | join('\n  union all\n  ') ~ '\n) as __tablestream_changes') }}
 {% endmacro %}
