@@ -18,20 +18,25 @@
 {% macro _describe_one_stream(position, format='text') %}
   {%- set status = dbt_tablestream._stream_status(position) -%}
   {%- if format == 'json' -%}
-    {%- do status.update({'history': dbt_tablestream.stream_history(position.stream_name, position.offsets_schema, 5, 'entries')}) -%}
+    {%- set history = dbt_tablestream.stream_history(position.stream_name, position.offsets_schema, 5, 'entries') -%}
+    {%- do status.update({'history': history}) -%}
     {{ return(status) }}
   {%- endif -%}
   {%- set lines = [
       ['stream', status.stream_name ~ ' (epoch ' ~ status.epoch ~ ', ' ~ status.stream_mode ~ ')'],
       ['source', status.source ~ ' (Delta table id ' ~ status.source_table_id ~ ')'],
       ['target', status.target],
-      ['offset', (status.to_version if status.to_version is not none else 'none: restarts from start_at') ~ (' committed ' ~ status.offset_time if status.offset_time else '')],
-      ['source at', (status.source_version | string) ~ (' committed ' ~ status.source_time if status.source_time else '')],
+      ['offset', (status.to_version if status.to_version is not none else 'none: restarts from start_at')
+                 ~ (' committed ' ~ status.offset_time if status.offset_time else '')],
+      ['source at', (status.source_version | string)
+                    ~ (' committed ' ~ status.source_time if status.source_time else '')],
       ['lag', (status.lag_versions | string) ~ ' versions, ' ~ dbt_tablestream._format_duration(status.lag_seconds)],
       ['stale', ('YES (' ~ status.refusal ~ '): ' ~ status.problem) if status.stale else 'no'],
-      ['goes stale', ('from ' ~ status.at_risk_from ~ ' if not run (the oldest unconsumed change passes the source''s log or file retention)')
+      ['goes stale', ('from ' ~ status.at_risk_from ~ ' if not run (the oldest unconsumed change passes the source''s'
+                      ~ ' log or file retention)')
                      if status.at_risk_from else 'not at risk: nothing unconsumed'],
-      ['last run', (status.committed_at | string) ~ ', ' ~ (status.rows_written if status.rows_written is not none else 0) ~ ' rows written'],
+      ['last run', (status.committed_at | string) ~ ', '
+                   ~ (status.rows_written if status.rows_written is not none else 0) ~ ' rows written'],
   ] -%}
   {{ print(dbt_tablestream._text_table(['', ''], lines)) }}
   {%- if status.problem and not status.stale -%}{{ print(status.problem) }}{%- endif -%}

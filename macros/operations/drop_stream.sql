@@ -11,13 +11,19 @@
     {%- set result = {'stream_name': position.stream_name, 'target': position.target, 'epoch': position.epoch | int,
                       'dropped': false, 'dry_run': dry_run} -%}
     {%- if position.mode == 'dropped' -%}
-      {%- do result.update({'message': dbt_tablestream._stream_subject(position.stream_name) ~ " is already dropped."}) -%}
+      {%- do result.update({'message': dbt_tablestream._stream_subject(position.stream_name)
+                                       ~ " is already dropped."}) -%}
     {%- elif dry_run -%}
-      {%- do result.update({'epoch': (position.epoch | int) + 1, 'message': dbt_tablestream._stream_subject(position.stream_name)
-          ~ " would be dropped (dry run: nothing written); " ~ position.target ~ " would be kept."}) -%}
+      {%- do result.update({'epoch': (position.epoch | int) + 1,
+                            'message': dbt_tablestream._stream_subject(position.stream_name)
+                                       ~ " would be dropped (dry run: nothing written); " ~ position.target
+                                       ~ " would be kept."}) -%}
     {%- else -%}
-      {%- set epoch = dbt_tablestream._open_stream_epoch(position, 'dropped', none, position.source_table_id, position.offsets_schema) -%}
-      {%- do result.update({'epoch': epoch, 'dropped': true, 'message': dbt_tablestream._stream_subject(position.stream_name) ~ " dropped; " ~ position.target ~ " is kept."}) -%}
+      {%- set epoch = dbt_tablestream._open_stream_epoch(position, 'dropped', none, position.source_table_id,
+                                                         position.offsets_schema) -%}
+      {%- do result.update({'epoch': epoch, 'dropped': true,
+                            'message': dbt_tablestream._stream_subject(position.stream_name) ~ " dropped; "
+                                       ~ position.target ~ " is kept."}) -%}
     {%- endif -%}
     {%- do results.append(result) -%}
     {%- if format != 'json' -%}{{ print(result.message) }}{%- endif -%}

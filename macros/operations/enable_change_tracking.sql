@@ -12,10 +12,12 @@
   {%- do dbt_tablestream.stream_engine_check('enable_change_tracking') -%}
   {%- if mode not in ['change_data_feed', 'changelog'] -%}
     {{ exceptions.raise_compiler_error("enable_change_tracking: invalid mode '" ~ mode ~ "'. Accepted values: "
-        ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for stream_read: changelog).") }}
+        ~ "change_data_feed (for stream_read: table_changes, the default), changelog (row tracking, for "
+        ~ "stream_read: changelog).") }}
   {%- endif -%}
   {%- set target = dbt_tablestream._parse_relation(relation) -%}
-  {%- set property = dbt_tablestream._stream_tracking_property('changelog' if mode == 'changelog' else 'table_changes') -%}
+  {%- set property = dbt_tablestream._stream_tracking_property('changelog' if mode == 'changelog'
+                                                               else 'table_changes') -%}
   {%- set what = 'Row tracking' if mode == 'changelog' else 'Change data feed' -%}
   {%- set properties = {} -%}
   {%- for row in run_query(dbt_tablestream.table_properties_sql(target)).rows -%}
@@ -41,7 +43,8 @@
       {{ return(api.Relation.create(database=parts[0], schema=parts[1], identifier=parts[2], type='table')) }}
     {%- endif -%}
     {%- if parts | length != 2 -%}
-      {{ exceptions.raise_compiler_error("Expected a relation as `schema.table` (or `catalog.schema.table`), got '" ~ relation ~ "'.") }}
+      {{ exceptions.raise_compiler_error("Expected a relation as `schema.table` (or `catalog.schema.table`), got '"
+          ~ relation ~ "'.") }}
     {%- endif -%}
     {{ return(api.Relation.create(schema=parts[0], identifier=parts[1], type='table')) }}
   {%- endif -%}

@@ -14,10 +14,12 @@
   {%- for each_schema in schemas -%}
     {%- for position in dbt_tablestream.stream_positions(each_schema) -%}
       {%- do seen.append(position.target | lower) -%}
-      {%- set reason = dbt_tablestream._stream_pending_reason(position, dbt_tablestream.pending_source_state(position)) -%}
+      {%- set reason = dbt_tablestream._stream_pending_reason(position,
+                                                              dbt_tablestream.pending_source_state(position)) -%}
       {%- if reason is not none -%}
         {%- set model = models.get(position.target | lower) -%}
-        {%- do pending.append(dbt_tablestream._pending_entry(position, model.name if model else position.target.split('.') | last, reason)) -%}
+        {%- set model_name = model.name if model else position.target.split('.') | last -%}
+        {%- do pending.append(dbt_tablestream._pending_entry(position, model_name, reason)) -%}
       {%- endif -%}
     {%- endfor -%}
   {%- endfor -%}
@@ -28,7 +30,9 @@
     {{ print(tojson(pending)) }}
   {%- else -%}
     {%- set selectors = [] -%}
-    {%- for entry in pending if entry.selector not in selectors -%}{%- do selectors.append(entry.selector) -%}{%- endfor -%}
+    {%- for entry in pending if entry.selector not in selectors -%}
+      {%- do selectors.append(entry.selector) -%}
+    {%- endfor -%}
     {%- if selectors -%}{{ print(selectors | join('\n')) }}{%- endif -%}
   {%- endif -%}
   {{ return(pending) }}
@@ -38,9 +42,10 @@
 {#-- The project's stream models by their target (`schema.identifier`, lower case). --#}
 {% macro _stream_models_by_target() %}
   {%- set models = {} -%}
-  {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] -%}
-    {%- do models.update({(node.schema ~ '.' ~ (node.alias or node.name)) | lower: {'name': node.name, 'schema': node.schema}}) -%}
+  {%- for node in graph.nodes.values() if node.resource_type == 'model'
+        and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] -%}
+    {%- set target_name = (node.schema ~ '.' ~ (node.alias or node.name)) | lower -%}
+    {%- do models.update({target_name: {'name': node.name, 'schema': node.schema}}) -%}
   {%- endfor -%}
   {{ return(models) }}
 {% endmacro %}
@@ -50,11 +55,13 @@
      with no position (and no reason), a stream model that never ran. --#}
 {% macro _pending_entry(position, model_name, reason=none) %}
   {%- if position is none -%}
-    {{ return({'model': model_name, 'selector': model_name ~ '+', 'stream': none, 'source': none, 'offset_version': none,
-               'source_version': none, 'reason': 'never run: its first run starts the stream'}) }}
+    {{ return({'model': model_name, 'selector': model_name ~ '+', 'stream': none, 'source': none,
+               'offset_version': none, 'source_version': none,
+               'reason': 'never run: its first run starts the stream'}) }}
   {%- endif -%}
-  {{ return({'model': model_name, 'selector': model_name ~ '+', 'stream': position.stream_name, 'source': position.source,
-             'offset_version': position.to_version, 'source_version': reason.source_version, 'reason': reason.reason}) }}
+  {{ return({'model': model_name, 'selector': model_name ~ '+', 'stream': position.stream_name,
+             'source': position.source, 'offset_version': position.to_version,
+             'source_version': reason.source_version, 'reason': reason.reason}) }}
 {% endmacro %}
 
 
@@ -66,28 +73,36 @@
 {% macro _stream_pending_reason(position, source) %}
   {%- set offset = position.to_version -%}
   {%- if not source.exists -%}
-    {{ return({'source_version': none, 'reason': 'the source ' ~ position.source ~ ' does not exist: the run refuses and says what to do'}) }}
+    {{ return({'source_version': none,
+               'reason': 'the source ' ~ position.source ~ ' does not exist: the run refuses and says what to do'}) }}
   {%- endif -%}
   {%- set latest = source.version -%}
   {%- if offset is none -%}
     {{ return({'source_version': latest, 'reason': 'reset: its next run starts again from start_at'}) }}
   {%- endif -%}
   {%- if source.table_id != position.source_table_id or latest < offset -%}
-    {{ return({'source_version': latest, 'reason': 'the source ' ~ position.source ~ ' was recreated or restored: the run refuses and says what to do'}) }}
+    {{ return({'source_version': latest,
+               'reason': 'the source ' ~ position.source
+                         ~ ' was recreated or restored: the run refuses and says what to do'}) }}
   {%- endif -%}
   {%- if latest == offset -%}{{ return(none) }}{%- endif -%}
   {%- set versions = [] -%}
   {%- set data_commits = [] -%}
   {%- for commit in source.commits if (commit.version | int) > offset and (commit.version | int) <= latest -%}
     {%- do versions.append(commit.version | int) -%}
-    {%- if (commit.operation | upper) in dbt_tablestream._delta_data_operations() -%}{%- do data_commits.append(commit.version | int) -%}{%- endif -%}
+    {%- if (commit.operation | upper) in dbt_tablestream._delta_data_operations() -%}
+      {%- do data_commits.append(commit.version | int) -%}
+    {%- endif -%}
   {%- endfor -%}
   {%- if not versions or (versions | min) > offset + 1 -%}
-    {{ return({'source_version': latest, 'reason': 'the log before version ' ~ ((versions | min) if versions else latest) ~ ' is gone: the run checks the window'}) }}
+    {{ return({'source_version': latest,
+               'reason': 'the log before version ' ~ ((versions | min) if versions else latest)
+                         ~ ' is gone: the run checks the window'}) }}
   {%- endif -%}
   {%- if not data_commits -%}{{ return(none) }}{%- endif -%}
-  {{ return({'source_version': latest, 'reason': (data_commits | length) ~ ' data commit' ~ ('s' if (data_commits | length) > 1 else '')
-             ~ ' in (' ~ offset ~ ', ' ~ latest ~ ']'}) }}
+  {{ return({'source_version': latest,
+             'reason': (data_commits | length) ~ ' data commit' ~ ('s' if (data_commits | length) > 1 else '')
+                       ~ ' in (' ~ offset ~ ', ' ~ latest ~ ']'}) }}
 {% endmacro %}
 
 

@@ -9,13 +9,15 @@
      stream_health's, in this order. --#}
 {% macro _stream_status_document(position, health) %}
   {%- set offset = position.to_version -%}
-  {%- set lag = (health.source_version - offset) if (offset is not none and health.source_version is not none) else none -%}
+  {%- set lag = (health.source_version - offset) if (offset is not none and health.source_version is not none)
+                else none -%}
   {%- set lag_seconds = none -%}
   {%- if lag == 0 -%}
     {%- set lag_seconds = 0.0 -%}
   {%- elif health.offset_time and health.source_time -%}
     {%- set parse = modules.datetime.datetime.fromisoformat -%}
-    {%- set lag_seconds = (parse(health.source_time | string | replace('Z', '+00:00')) - parse(health.offset_time | string | replace('Z', '+00:00'))).total_seconds() -%}
+    {%- set lag_seconds = (parse(health.source_time | string | replace('Z', '+00:00'))
+                           - parse(health.offset_time | string | replace('Z', '+00:00'))).total_seconds() -%}
   {%- endif -%}
   {{ return({
       'stream_name': position.stream_name, 'source': position.source, 'stream_mode': position.stream_mode,
@@ -48,5 +50,6 @@
      relations), listing the `streams` there. `tablestream` exits 1 ("no such stream") on it. --#}
 {% macro _no_such_stream_message(name, logs, streams) %}
   {{ return("No stream or stream model " ~ name ~ " in " ~ logs | join(', ') ~ ". Streams there: "
-            ~ (streams | join(', ') or 'none') ~ ". Name a stream or its model; pass schema: <the stream target's schema> if it lives elsewhere.") }}
+            ~ (streams | join(', ') or 'none') ~ ". Name a stream or its model; pass schema: <the stream target's "
+            ~ "schema> if it lives elsewhere.") }}
 {% endmacro %}

@@ -20,7 +20,9 @@
   {%- set health = {'offset_time': none, 'source_version': none, 'source_time': none, 'stale': false,
                     'refusal': none, 'problem': none, 'at_risk_from': none, 'at_risk_in_seconds': none} -%}
   {%- if adapter.get_relation(relation.database, relation.schema, relation.identifier) is none -%}
-    {%- do health.update({'stale': true, 'refusal': 'missing', 'problem': "the source " ~ row['source'] ~ " does not exist. Create it, or drop the stream."}) -%}
+    {%- do health.update({'stale': true, 'refusal': 'missing',
+                          'problem': "the source " ~ row['source']
+                                     ~ " does not exist. Create it, or drop the stream."}) -%}
     {{ return(health) }}
   {%- endif -%}
   {%- set latest = run_query(dbt_tablestream.describe_history_sql(relation, 1)).rows[0] -%}
@@ -34,7 +36,8 @@
   {%- if lag_only -%}
     {#-- At lag 0 the lag needs nothing more; behind, only the offset's commit time. --#}
     {%- if offset >= 0 and offset < latest_version -%}
-      {%- for commit in dbt_tablestream.history_since(relation, offset, latest_version) if (commit['version'] | int) == offset -%}
+      {%- for commit in dbt_tablestream.history_since(relation, offset, latest_version)
+            if (commit['version'] | int) == offset -%}
         {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
       {%- endfor -%}
     {%- endif -%}
@@ -49,20 +52,23 @@
        no change feed can only be read through Delta's changelog, so its window is checked as such. --#}
   {%- set tracks = {} -%}
   {%- for read in ['table_changes', 'changelog'] -%}
-    {%- do tracks.update({read: (properties.get(dbt_tablestream._stream_tracking_property(read), 'false') | string | lower) == 'true'}) -%}
+    {%- set tracked = properties.get(dbt_tablestream._stream_tracking_property(read), 'false') | string | lower -%}
+    {%- do tracks.update({read: tracked == 'true'}) -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream._stream_settings_of({'stream_read': 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none},
+  {%- set stream_read = 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none -%}
+  {%- set settings = dbt_tablestream._stream_settings_of({'stream_read': stream_read},
                                                         dbt_tablestream._stream_subject(row['stream_name']), none) -%}
-  {%- set stream = dbt_tablestream._stream_input(settings, {'stream': row['stream_name'], 'source': row['source'], 'after': offset | int,
-                                                          'through': latest_version, 'source_table_id': detail['id'],
-                                                          'file_retention': dbt_tablestream._file_retention(properties),
-                                                          'remedy': "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last)
-                                                                    ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`."}) -%}
+  {%- set stream = dbt_tablestream._stream_input(settings, {
+      'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,
+      'source_table_id': detail['id'], 'file_retention': dbt_tablestream._file_retention(properties),
+      'remedy': "Reset the stream with `dbt run --full-refresh -s " ~ (row['target'].split('.') | last)
+                ~ "` or `tablestream reset " ~ row['stream_name'] ~ "`."}) -%}
   {%- set retention = run_query(dbt_tablestream.retained_from_sql(stream.file_retention)).rows[0] -%}
   {#-- One read of the history since the offset serves both the window check and the offset's time. --#}
   {%- set since = dbt_tablestream.history_since(relation, offset, latest_version)
                   if offset >= 0 and offset <= latest_version else none -%}
-  {%- set problem = dbt_tablestream._window_problem(relation, stream, row['source_table_id'], since, retention['retained_from']) -%}
+  {%- set problem = dbt_tablestream._window_problem(relation, stream, row['source_table_id'], since,
+                                                    retention['retained_from']) -%}
   {%- if problem is not none -%}
     {%- do health.update({'stale': true, 'refusal': problem.kind, 'problem': problem.message}) -%}
   {%- endif -%}
@@ -70,9 +76,11 @@
     {%- do health.update({'offset_time': commit['timestamp'] | string}) -%}
   {%- endfor -%}
   {#-- The oldest unconsumed commit passes the file retention then (the window check's rule). --#}
-  {%- for commit in since or [] if (commit['version'] | int) == offset + 1 and retention['retained_from'] is not none -%}
+  {%- for commit in since or [] if (commit['version'] | int) == offset + 1
+        and retention['retained_from'] is not none -%}
     {%- set at_risk_from = commit['timestamp'] + (retention['checked_at'] - retention['retained_from']) -%}
-    {%- do health.update({'at_risk_from': at_risk_from | string, 'at_risk_in_seconds': (at_risk_from - retention['checked_at']).total_seconds()}) -%}
+    {%- do health.update({'at_risk_from': at_risk_from | string,
+                          'at_risk_in_seconds': (at_risk_from - retention['checked_at']).total_seconds()}) -%}
   {%- endfor -%}
   {{ return(health) }}
 {% endmacro %}

@@ -23,7 +23,8 @@ limit {{ limit | int }}
     {%- for row in table.rows -%}
       {%- set values = {} -%}
       {%- for column in table.column_names -%}
-        {%- do values.update({column: row[column] if row[column] is none or row[column] is number else row[column] | string}) -%}
+        {%- do values.update({column: row[column] if row[column] is none or row[column] is number
+                                      else row[column] | string}) -%}
       {%- endfor -%}
       {%- do entries.append(dbt_tablestream._stream_history_entry(values)) -%}
     {%- endfor -%}
@@ -42,6 +43,8 @@ limit {{ limit | int }}
     {%- endfor -%}
     {%- do rows.append(cells) -%}
   {%- endfor -%}
-  {{ print(dbt_tablestream._text_table((['stream'] if several else []) + ['epoch', 'mode', 'from', 'to', 'rows', 'committed at', 'invocation'], rows)) }}
+  {%- set headers = (['stream'] if several else []) + ['epoch', 'mode', 'from', 'to', 'rows', 'committed at',
+                                                       'invocation'] -%}
+  {{ print(dbt_tablestream._text_table(headers, rows)) }}
   {{ return(entries) }}
 {% endmacro %}

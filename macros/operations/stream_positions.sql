@@ -18,7 +18,8 @@
     {%- set position = {} -%}
     {%- for column in table.column_names -%}
       {%- set value = row[column] -%}
-      {%- do position.update({column: value if value is none or value is number or value is string else value | string}) -%}
+      {%- do position.update({column: value if value is none or value is number or value is string
+                                      else value | string}) -%}
     {%- endfor -%}
     {%- if include_dropped or position.mode != 'dropped' -%}{%- do positions.append(position) -%}{%- endif -%}
   {%- endfor -%}
@@ -67,7 +68,8 @@
     {%- for each_schema in dbt_tablestream._stream_offsets_schemas(schema) -%}
       {%- do logs.append(dbt_tablestream._offsets_relation(each_schema) | string) -%}
     {%- endfor -%}
-    {{ exceptions.raise_compiler_error(dbt_tablestream._no_such_stream_message(name, logs, every | map(attribute='stream_name') | list)) }}
+    {{ exceptions.raise_compiler_error(
+        dbt_tablestream._no_such_stream_message(name, logs, every | map(attribute='stream_name') | list)) }}
   {%- endif -%}
   {{ return(found) }}
 {% endmacro %}
@@ -78,7 +80,8 @@
   {%- set found = dbt_tablestream._find_stream_positions(name, schema) -%}
   {%- if found | length > 1 -%}
     {{ exceptions.raise_compiler_error(
-        "Model " ~ name ~ " reads several streams (" ~ found | map(attribute='stream_name') | join(', ') ~ "): name one of them.") }}
+        "Model " ~ name ~ " reads several streams (" ~ found | map(attribute='stream_name') | join(', ')
+        ~ "): name one of them.") }}
   {%- endif -%}
   {{ return(found[0]) }}
 {% endmacro %}
@@ -95,7 +98,9 @@
   {%- set lines = [] -%}
   {%- for row in [header] + rows -%}
     {%- set cells = [] -%}
-    {%- for cell in row -%}{%- do cells.append(cell | string ~ ' ' * (widths[loop.index0] - (cell | string | length))) -%}{%- endfor -%}
+    {%- for cell in row -%}
+      {%- do cells.append(cell | string ~ ' ' * (widths[loop.index0] - (cell | string | length))) -%}
+    {%- endfor -%}
     {%- do lines.append(cells | join('  ') | trim) -%}
     {%- if loop.first -%}
       {%- set rule = [] -%}
@@ -111,7 +116,9 @@
   {%- if seconds is none -%}{{ return('-') }}{%- endif -%}
   {%- set total = seconds | int -%}
   {%- if total >= 86400 -%}{{ return((total // 86400) ~ 'd ' ~ ((total % 86400) // 3600) ~ 'h') }}{%- endif -%}
-  {%- if total >= 3600 -%}{{ return((total // 3600) ~ 'h ' ~ '%02d' | format((total % 3600) // 60) ~ 'm') }}{%- endif -%}
+  {%- if total >= 3600 -%}
+    {{ return((total // 3600) ~ 'h ' ~ '%02d' | format((total % 3600) // 60) ~ 'm') }}
+  {%- endif -%}
   {%- if total >= 60 -%}{{ return((total // 60) ~ 'm ' ~ '%02d' | format(total % 60) ~ 's') }}{%- endif -%}
   {{ return(total ~ 's') }}
 {% endmacro %}
