@@ -8,7 +8,8 @@
      (spark__offsets_log_append_sql).
      Returns how many rows were appended, or none where Spark does not say. --#}
 {% macro append_offsets_row(relation, select_sql, columns=none, compact=false, unlogged_only=[]) %}
-  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(relation, select_sql, columns, compact, unlogged_only)) }}
+  {{ return(adapter.dispatch('append_offsets_row', 'dbt_tablestream')(
+      relation, select_sql, columns, compact, unlogged_only)) }}
 {% endmacro %}
 
 
@@ -35,7 +36,8 @@
   {%- endcall %}
   {%- if compact -%}{%- do dbt_tablestream._close_write_settings(compaction(false), write) -%}{%- endif -%}
   {%- set result = load_result('append_stream_offset') -%}
-  {%- if result.table is not none and 'num_inserted_rows' in result.table.column_names and result.table.rows | length > 0 -%}
+  {%- if result.table is not none and 'num_inserted_rows' in result.table.column_names
+      and result.table.rows | length > 0 -%}
     {{ return(result.table.rows[0]['num_inserted_rows'] | int) }}
   {%- endif -%}
   {{ return(none) }}
@@ -55,14 +57,18 @@
      conflicts with none); and a run's read of its position opens only its stream's files. --#}
 {% macro spark__offsets_log_create_sql(relation, select_sql, properties={}) %}
   {%- set pairs = [] -%}
-  {%- for key, value in properties.items() -%}{%- do pairs.append(dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value)) -%}{%- endfor -%}
-  {{ return('create table if not exists ' ~ relation ~ ' using delta partitioned by (stream_name)' ~ (' tblproperties (' ~ pairs | join(', ') ~ ')' if pairs else '')
+  {%- for key, value in properties.items() -%}
+    {%- do pairs.append(dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value)) -%}
+  {%- endfor -%}
+  {{ return('create table if not exists ' ~ relation ~ ' using delta partitioned by (stream_name)'
+            ~ (' tblproperties (' ~ pairs | join(', ') ~ ')' if pairs else '')
             ~ ' as\nselect * from (\n' ~ select_sql ~ '\n) as __tablestream_offset where 1 = 0') }}
 {% endmacro %}
 
 
 {% macro offsets_log_append_sql(relation, select_sql, columns=none, unlogged_only=[]) %}
-  {{ return(adapter.dispatch('offsets_log_append_sql', 'dbt_tablestream')(relation, select_sql, columns, unlogged_only)) }}
+  {{ return(adapter.dispatch('offsets_log_append_sql', 'dbt_tablestream')(
+      relation, select_sql, columns, unlogged_only)) }}
 {% endmacro %}
 
 

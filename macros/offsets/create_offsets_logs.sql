@@ -11,7 +11,8 @@
   {%- if not execute or (target.threads | int) <= 1 -%}{{ return('') }}{%- endif -%}
   {%- set schemas = [] -%}
   {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate']
+        if node.resource_type == 'model'
+        and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate']
         and node.unique_id in selected_resources and node.schema not in schemas -%}
     {%- do schemas.append(node.schema) -%}
   {%- endfor -%}
@@ -34,7 +35,8 @@
   {%- set typed_row = dbt_tablestream.offsets_values_sql({
       'stream_name': none, 'epoch': 0, 'stream_id': none, 'source': none, 'source_table_id': none, 'mode': none,
       'from_version': none, 'to_version': none, 'target': none, 'rows_written': none}) -%}
-  {%- do run_query(dbt_tablestream.offsets_log_create_sql(relation, typed_row, dbt_tablestream.stream_compaction_properties())) -%}
+  {%- do run_query(dbt_tablestream.offsets_log_create_sql(relation, typed_row,
+                                                          dbt_tablestream.stream_compaction_properties())) -%}
   {%- do adapter.cache_added(relation) -%}
 {% endmacro %}
 

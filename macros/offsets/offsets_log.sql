@@ -23,8 +23,8 @@
   {%- if rows | length == 0 -%}
     {{ return(none) }}
   {%- endif -%}
-  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3], 'source': rows[0][4],
-             'runs': rows[0][5] | int}) }}
+  {{ return({'epoch': rows[0][0], 'to_version': rows[0][1], 'source_table_id': rows[0][2], 'mode': rows[0][3],
+             'source': rows[0][4], 'runs': rows[0][5] | int}) }}
 {% endmacro %}
 
 
@@ -81,7 +81,8 @@ limit 1
   {%- set query -%}
 select * from (
   select *,
-    row_number() over (partition by stream_name order by {{ dbt_tablestream.offsets_position_order_sql(true) }}) as __position,
+    row_number() over (partition by stream_name order by {{ dbt_tablestream.offsets_position_order_sql(true) }})
+      as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
       partition by stream_name order by {{ dbt_tablestream.offsets_position_order_sql() }}
       rows between unbounded preceding and unbounded following) as stream_mode
@@ -161,9 +162,14 @@ order by stream_name
   {%- set relation = dbt_tablestream._offsets_relation() -%}
   {%- set with_note = stream.inputs | map(attribute='note') | reject('none') | list | length > 0 -%}
   {%- set rows = [] -%}
-  {%- for input in stream.inputs -%}{%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}{%- endfor -%}
+  {%- for input in stream.inputs -%}
+    {%- do rows.append(dbt_tablestream.offsets_row_sql(input, rows_written, with_note)) -%}
+  {%- endfor -%}
   {%- set unlogged_only = dbt_tablestream._protocol_step('unlogged_only')(stream) -%}
-  {%- set appended = dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'), dbt_tablestream._offsets_columns(with_note), dbt_tablestream._stream_compaction_due(stream.inputs), unlogged_only) -%}
+  {%- set appended = dbt_tablestream.append_offsets_row(relation, rows | join('\n  union all\n'),
+                                                        dbt_tablestream._offsets_columns(with_note),
+                                                        dbt_tablestream._stream_compaction_due(stream.inputs),
+                                                        unlogged_only) -%}
   {#-- The log may be new in this invocation; later models and tests look it up in dbt's cache. --#}
   {%- do adapter.cache_added(relation) -%}
   {{ return(appended) }}

@@ -20,7 +20,9 @@
   {%- set read = namespace(whole=false) -%}
   {%- for limit in dbt_tablestream._stream_history_reads() if none in markers.values() and not read.whole -%}
     {%- set rows = run_query(dbt_tablestream.describe_history_sql(target, limit)).rows -%}
-    {%- for name in stream_names if markers[name] is none -%}{%- do markers.update({name: dbt_tablestream._find_marker(rows, name)}) -%}{%- endfor -%}
+    {%- for name in stream_names if markers[name] is none -%}
+      {%- do markers.update({name: dbt_tablestream._find_marker(rows, name)}) -%}
+    {%- endfor -%}
     {%- set read.whole = limit is none or rows | length < limit -%}
   {%- endfor -%}
   {{ return(markers) }}

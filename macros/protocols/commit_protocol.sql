@@ -3,9 +3,10 @@
   {%- set chosen = var('tablestream_commit_protocol', 'auto') -%}
   {%- if chosen not in ['auto', 'marked', 'reapply'] -%}
     {{ exceptions.raise_compiler_error(
-        "dbt_tablestream: the project var tablestream_commit_protocol is '" ~ chosen ~ "'. Accepted values: auto (the default: "
-        ~ "reapply on a Databricks SQL warehouse, marked elsewhere), marked (the commit carries Delta's idempotent-write "
-        ~ "session settings), reapply (no session settings: an unlogged window is re-applied). Nothing was written.") }}
+        "dbt_tablestream: the project var tablestream_commit_protocol is '" ~ chosen ~ "'. Accepted values: auto (the "
+        ~ "default: reapply on a Databricks SQL warehouse, marked elsewhere), marked (the commit carries Delta's "
+        ~ "idempotent-write session settings), reapply (no session settings: an unlogged window is re-applied). "
+        ~ "Nothing was written.") }}
   {%- endif -%}
   {%- if chosen != 'auto' -%}
     {{ return({'name': chosen, 'reason': "the project var tablestream_commit_protocol is '" ~ chosen ~ "'"}) }}
@@ -13,8 +14,10 @@
   {%- if not dbt_tablestream._session_settings_refused() -%}
     {{ return({'name': 'marked', 'reason': "the session may set Delta's idempotent-write settings"}) }}
   {%- endif -%}
-  {{ return({'name': 'reapply', 'reason': "the local profile's emulate_sql_warehouse refuses session settings" if target.get('emulate_sql_warehouse')
-             else "a Databricks SQL warehouse (an http_path under /warehouses/) refuses session settings"}) }}
+  {{ return({'name': 'reapply',
+             'reason': "the local profile's emulate_sql_warehouse refuses session settings"
+                       if target.get('emulate_sql_warehouse')
+                       else "a Databricks SQL warehouse (an http_path under /warehouses/) refuses session settings"}) }}
 {% endmacro %}
 
 
@@ -32,6 +35,7 @@
      local profile's emulate_sql_warehouse. --#}
 {% macro _session_settings_refused() %}
   {#-- A warehouse's HTTP path is /sql/1.0/warehouses/<id>; a cluster's /sql/protocolv1/o/<org>/<id>. --#}
-  {%- set on_warehouse = target.get('emulate_sql_warehouse') or (target.type == 'databricks' and '/warehouses/' in (target.get('http_path') or '')) -%}
+  {%- set on_warehouse = target.get('emulate_sql_warehouse')
+      or (target.type == 'databricks' and '/warehouses/' in (target.get('http_path') or '')) -%}
   {{ return(true if on_warehouse else false) }}
 {% endmacro %}

@@ -13,13 +13,16 @@
     {%- set verdict = dbt_tablestream._stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
       {#-- dbt requires every materialization to record its 'main' statement: an explicit no-op. --#}
-      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream._stream_window_text(stream) ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
+      {%- call noop_statement('main', 'SKIPPED ' ~ dbt_tablestream._stream_window_text(stream)
+                                      ~ ' applied by a concurrent run', 'SKIPPED', 0) -%}
       {%- endcall -%}
       {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
     {%- endif -%}
   {%- endif -%}
-  {%- set write = "the write of stream " ~ stream.stream ~ " to " ~ target ~ " for its " ~ dbt_tablestream._stream_window_text(stream) -%}
-  {%- set open_sql = dbt_tablestream.stream_commit_open_sql(stream, layout, clear=dbt_tablestream._stream_session_shared()) -%}
+  {%- set write = "the write of stream " ~ stream.stream ~ " to " ~ target ~ " for its "
+      ~ dbt_tablestream._stream_window_text(stream) -%}
+  {%- set open_sql = dbt_tablestream.stream_commit_open_sql(stream, layout,
+                                                            clear=dbt_tablestream._stream_session_shared()) -%}
   {%- do dbt_tablestream._open_write_settings(open_sql, write) -%}
   {%- call statement('main', fetch_result=True) -%}
     {{ sql }}
@@ -37,10 +40,11 @@
     {{ return({'code': 'SKIPPED', 'rows_affected': 0}) }}
   {%- endif -%}
   {{ exceptions.raise_compiler_error(
-      dbt_tablestream._stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the " ~ dbt_tablestream._stream_window_text(stream)
-      ~ " cannot be shown to be this run's own commit: no commit of the target carries this run's marker ("
-      ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did not move. Check the target's DESCRIBE HISTORY, "
-      ~ "then run again: the next run continues from the target's marker or the offsets log, whichever is further.") }}
+      dbt_tablestream._stream_subject(stream.stream) ~ ": the write to " ~ target ~ " for the "
+      ~ dbt_tablestream._stream_window_text(stream) ~ " cannot be shown to be this run's own commit: no commit of the "
+      ~ "target carries this run's marker (" ~ stream.stream_id ~ ", invocation " ~ invocation_id ~ "). The offset did "
+      ~ "not move. Check the target's DESCRIBE HISTORY, then run again: the next run continues from the target's "
+      ~ "marker or the offsets log, whichever is further.") }}
 {% endmacro %}
 
 

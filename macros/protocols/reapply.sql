@@ -22,7 +22,8 @@
     {%- set properties = dbt_tablestream.stream_compaction_properties() -%}
     {%- set present = run_query(dbt_tablestream.table_properties_sql(target)).rows | map(attribute=0) | list -%}
     {%- for key, value in properties.items() if key not in present -%}
-      {%- do run_query('alter table ' ~ target ~ ' set tblproperties (' ~ dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value) ~ ')') -%}
+      {%- do run_query('alter table ' ~ target ~ ' set tblproperties ('
+                       ~ dbt_tablestream._sql_string(key) ~ ' = ' ~ dbt_tablestream._sql_string(value) ~ ')') -%}
     {%- endfor -%}
   {%- endif -%}
   {%- call statement('main', fetch_result=True) -%}
@@ -32,12 +33,16 @@
   {%- if layout.get('rows_written') is not none -%}
     {{ return({'code': 'OK', 'rows_affected': layout.rows_written}) }}
   {%- endif -%}
-  {%- if result.table is not none and 'num_affected_rows' in result.table.column_names and result.table.rows | length > 0 -%}
+  {%- if result.table is not none and 'num_affected_rows' in result.table.column_names
+      and result.table.rows | length > 0 -%}
     {{ return({'code': 'OK', 'rows_affected': result.table.rows[0]['num_affected_rows'] | int}) }}
   {%- endif -%}
-  {#-- A CREATE OR REPLACE reports nothing: its commit is the target's latest, as nothing else writes a target being rebuilt. --#}
+  {#-- A CREATE OR REPLACE reports nothing: its commit is the target's latest, as nothing else
+       writes a target being rebuilt. --#}
   {%- set history = run_query(dbt_tablestream.describe_history_sql(target, 1)).rows -%}
-  {{ return({'code': 'OK', 'rows_affected': dbt_tablestream._commit_output_rows(history, history[0]['version'] | int) if history else none}) }}
+  {{ return({'code': 'OK',
+             'rows_affected': dbt_tablestream._commit_output_rows(history, history[0]['version'] | int)
+                              if history else none}) }}
 {% endmacro %}
 
 
@@ -82,28 +87,31 @@ when not matched then insert *
      versions count different sources, or an output without __commit_version). `output_columns`:
      the model's, or none to read them from `sql`, the model's compiled code. --#}
 {% macro _reapply_check(stream, settings, sql, output_columns=none) %}
-  {%- set subject = "Model " ~ model.name ~ " (stream " ~ stream.stream ~ " on " ~ stream.source ~ ", commit protocol reapply: "
-      ~ settings.protocol.reason ~ ")" -%}
+  {%- set subject = "Model " ~ model.name ~ " (stream " ~ stream.stream ~ " on " ~ stream.source
+      ~ ", commit protocol reapply: " ~ settings.protocol.reason ~ ")" -%}
   {%- if 'max_rows_per_file' in settings.configured -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": max_rows_per_file needs the session setting spark.sql.files.maxRecordsPerFile, "
-        ~ "which a SQL warehouse refuses. Remove it and size the target's files with the table property delta.targetFileSize "
-        ~ "(tblproperties). Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": max_rows_per_file needs the session setting "
+        ~ "spark.sql.files.maxRecordsPerFile, which a SQL warehouse refuses. Remove it and size the target's files "
+        ~ "with the table property delta.targetFileSize (tblproperties). Nothing was written.") }}
   {%- endif -%}
   {%- if settings.materialized == 'table_stream' and stream.inputs | length > 1 -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": a table_stream reading several streams cannot be re-applied safely, as its "
-        ~ "rows do not say which source a version belongs to. Give each stream its own table_stream, read them in a stream_merge, "
-        ~ "or run on a cluster (tablestream_commit_protocol: marked). Nothing was written.") }}
-  {%- endif -%}
-  {%- if settings.materialized == 'table_stream' and settings.unique_key and settings.net_changes -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": a keyed table_stream appends each key's net change, and a window applied "
-        ~ "again after a lost offsets row would net over a longer window than the rows already appended. Set net_changes: false "
-        ~ "(every change row; net them downstream), use a stream_merge, or run on a cluster (tablestream_commit_protocol: marked). "
+    {{ exceptions.raise_compiler_error(subject ~ ": a table_stream reading several streams cannot be re-applied "
+        ~ "safely, as its rows do not say which source a version belongs to. Give each stream its own table_stream, "
+        ~ "read them in a stream_merge, or run on a cluster (tablestream_commit_protocol: marked). "
         ~ "Nothing was written.") }}
   {%- endif -%}
-  {%- set output_columns = output_columns if output_columns is not none else get_column_schema_from_query(sql) | map(attribute='name') | list -%}
+  {%- if settings.materialized == 'table_stream' and settings.unique_key and settings.net_changes -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a keyed table_stream appends each key's net change, and a window "
+        ~ "applied again after a lost offsets row would net over a longer window than the rows already appended. Set "
+        ~ "net_changes: false (every change row; net them downstream), use a stream_merge, or run on a cluster "
+        ~ "(tablestream_commit_protocol: marked). Nothing was written.") }}
+  {%- endif -%}
+  {%- set output_columns = output_columns if output_columns is not none
+                           else get_column_schema_from_query(sql) | map(attribute='name') | list -%}
   {%- if settings.materialized == 'table_stream' and '__commit_version' not in output_columns | map('lower') | list -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": the output of the model lacks __commit_version, by which a re-applied "
-        ~ "window's rows already in the target are recognised. Select __commit_version from the stream. Nothing was written.") }}
+    {{ exceptions.raise_compiler_error(subject ~ ": the output of the model lacks __commit_version, by which a "
+        ~ "re-applied window's rows already in the target are recognised. Select __commit_version from the stream. "
+        ~ "Nothing was written.") }}
   {%- endif -%}
 {% endmacro %}
 
@@ -135,8 +143,8 @@ when not matched then insert *
      SQL warehouse lets a session neither read nor set it. --#}
 {% macro _reapply_session_refusal(subject, setting, remedy) %}
   {%- set protocol = dbt_tablestream._stream_commit_protocol() -%}
-  {{ return(subject ~ " needs the session setting " ~ setting ~ ", which a SQL warehouse does not let a session read or set (commit protocol reapply: "
-            ~ protocol.reason ~ "). Nothing was written. " ~ remedy) }}
+  {{ return(subject ~ " needs the session setting " ~ setting ~ ", which a SQL warehouse does not let a session read "
+            ~ "or set (commit protocol reapply: " ~ protocol.reason ~ "). Nothing was written. " ~ remedy) }}
 {% endmacro %}
 
 
@@ -160,12 +168,14 @@ when not matched then insert *
 {% macro _check_stream_position_unmoved(stream) %}
   {%- for input in stream.inputs if input.view is not none -%}
     {%- set logged = dbt_tablestream.read_stream_offset(input.stream) -%}
-    {%- if logged is not none and ((logged.epoch | int) != input.epoch or (logged.to_version is not none and (logged.to_version | int) > input.after)) -%}
+    {%- if logged is not none and ((logged.epoch | int) != input.epoch
+                                   or (logged.to_version is not none and (logged.to_version | int) > input.after)) -%}
       {{ exceptions.raise_compiler_error(
-          dbt_tablestream._stream_subject(input.stream) ~ " is being consumed by another run: the offsets log moved it to "
+          dbt_tablestream._stream_subject(input.stream)
+          ~ " is being consumed by another run: the offsets log moved it to "
           ~ ("epoch " ~ logged.epoch if (logged.epoch | int) != input.epoch else "version " ~ logged.to_version)
-          ~ " after this run read " ~ input.source ~ " from version " ~ input.after
-          ~ ". Nothing was written; run again to apply what is left.") }}
+          ~ " after this run read " ~ input.source ~ " from version " ~ input.after ~ ". Nothing was written; run "
+          ~ "again to apply what is left.") }}
     {%- endif -%}
   {%- endfor -%}
 {% endmacro %}

@@ -5,7 +5,8 @@
      failing row's `severity` says which; the test fails on an `error` row and warns on a `warn` one. --#}
 {% test stream_not_stale(model, warn_within=none) %}
   {%- if warn_within is not none -%}
-    {{ config(fail_calc="coalesce(max(case when severity = 'error' then 2 else 1 end), 0)", warn_if='>= 1', error_if='>= 2') }}
+    {{ config(fail_calc="coalesce(max(case when severity = 'error' then 2 else 1 end), 0)",
+              warn_if='>= 1', error_if='>= 2') }}
   {%- endif -%}
   {{ dbt_tablestream._stream_test_failures(model, 'stale', warn_within=warn_within) }}
 {% endtest %}

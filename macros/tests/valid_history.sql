@@ -5,14 +5,16 @@
 {% test valid_history(model, unique_key, valid_from='dbt_valid_from', valid_to='dbt_valid_to') %}
   {%- set keys = [unique_key] if unique_key is string else unique_key -%}
   {%- if keys is not sequence or not keys or keys | reject('string') | list -%}
-    {{ exceptions.raise_compiler_error("valid_history on " ~ model ~ ": unique_key must be a column name or a list of column names, got " ~ unique_key) }}
+    {{ exceptions.raise_compiler_error("valid_history on " ~ model ~ ": unique_key must be a column name or a list of "
+        ~ "column names, got " ~ unique_key) }}
   {%- endif -%}
   {%- set key_list = dbt_tablestream._quoted_columns(keys) -%}
   {%- set from_column = dbt_tablestream._sql_identifier(valid_from) -%}
   {%- set to_column = dbt_tablestream._sql_identifier(valid_to) -%}
 with __tablestream_versions as (
   select {{ key_list }}, {{ from_column }} as valid_from, {{ to_column }} as valid_to,
-    lead({{ from_column }}) over (partition by {{ key_list }} order by {{ from_column }}, {{ to_column }} nulls last) as next_valid_from
+    lead({{ from_column }}) over (partition by {{ key_list }} order by {{ from_column }}, {{ to_column }} nulls last)
+      as next_valid_from
   from {{ model }}
 )
 select {{ key_list }}, 'more than one current version' as problem,
