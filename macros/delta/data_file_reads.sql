@@ -46,14 +46,14 @@
 {#-- Selects of data files read by their paths: the source's columns (`columns`, or none for
      none of them), then `tail`. Files in one directory whose footers list the same columns and
      types and whose select lists are the same (their partition values) are one Parquet relation,
-     `parquet.`<directory>/{a,b}``: each relation of a query is analysed on its own (50 files as
-     50 relations analysed and counted in 3.5 s, as one in 0.26 s; bench/README.md). A name
-     outside [A-Za-z0-9._=-] is read alone, as no glob must read it. `described`: path -> its
-     footer's columns, described once a window (_delta_log_direct_reads). `positions`: path -> the
-     row positions to read of it, or none for every row. A relation of several files keeps a row
-     whose position any of them reads before it compares the row's file name: the comparisons,
-     one per file for every row scanned, took most of a scattered window's scan (18.2 s first and
-     8.9 s again, against 7.4 s and 6.0 s with the check first; bench/README.md). --#}
+     `parquet.`<directory>/{a,b}``: each relation of a query is analysed on its own, so a file per
+     relation costs an analysis per file (bench/README.md, "The Delta log read"). A name outside
+     [A-Za-z0-9._=-] is read alone, as no glob must read it. `described`: path -> its footer's
+     columns, described once a window (_delta_log_direct_reads). `positions`: path -> the row
+     positions to read of it, or none for every row. A relation of several files keeps a row whose
+     position any of them reads before it compares the row's file name: the comparisons, one per
+     file for every row scanned, took most of a scattered window's scan before the position check
+     came first (bench/README.md, "The Delta log read"). --#}
 {% macro spark__delta_log_path_reads_sql(source_files, files, columns, tail, described=none, positions=none) %}
   {%- set described = described if described is not none else {} -%}
   {%- set groups = {} -%}

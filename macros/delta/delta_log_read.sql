@@ -30,12 +30,12 @@
      paired_changes_sql), and the rows of the commits that only added files (an append) or only
      removed them, which have neither; each a union of selects, or none. A file is read by
      its path where Delta would add nothing to the read (no deletion vector, no column mapping, a
-     plain path; at most 50 files a window read with their rows, vector-changed files' included,
-     as each may cost a DESCRIBE of its footer at compile time: _delta_log_direct_reads): a time-travel
+     plain path; at most 50 files a window read with their rows, vector-changed files' included, as
+     each may cost a DESCRIBE of its footer at compile time: _delta_log_direct_reads): a time-travel
      read of a version costs its snapshot and, restricted by file name, scans every file of it
-     (measured in bench/README.md). A file a commit both removed and added is one whose deletion
-     vector it changed (delta_log_vector_changes_sql), read from its vectors' own bytes where the
-     window's vectors can be decoded (delta_log_decode_vectors). --#}
+     (bench/README.md, "The Delta log read"). A file a commit both removed and added is one whose
+     deletion vector it changed (delta_log_vector_changes_sql), read from its vectors' own bytes
+     where the window's vectors can be decoded (delta_log_decode_vectors). --#}
 {% macro spark__delta_log_changes_sql(relation, stream, commits, columns) %}
   {%- set rewritten, one_sided = [], [] -%}
   {%- set direct = dbt_tablestream._delta_log_direct_reads() -%}
@@ -85,9 +85,9 @@
      is scanned once however many of the window's commits read it, and its rows are joined by
      path to each commit and side that does: a file one commit added and the next removed (a
      run of UPDATEs on one part of a table) was scanned twice, and each commit's files took a
-     Parquet relation of their own, each analysed on its own (bench/README.md). The join is a
-     broadcast of the window's few file entries, so no row is shuffled for it. A single commit
-     and side needs no join. --#}
+     Parquet relation of their own, each analysed on its own (bench/README.md, "The Delta log
+     read"). The join is a broadcast of the window's few file entries, so no row is shuffled for it.
+     A single commit and side needs no join. --#}
 {% macro spark__delta_log_file_reads_sql(source_files, reads, columns, described) %}
   {%- if not reads -%}{{ return([]) }}{%- endif -%}
   {%- set files = {} -%}

@@ -51,11 +51,11 @@
      file read by its path (every row it was written with) and filtered to those positions by
      `_metadata.row_index`, Delta's row position. A file several commits changed is scanned once
      for all of them, each row's `_commit_version` chosen by its position: a window of an UPDATE
-     and a DELETE in every file scanned each file twice (bench/README.md). Where two commits read
-     one position of a file on one side (a row deleted, brought back by a RESTORE, and deleted
-     again), they take separate scans. Returns {selects, paths_left}: per commit version, the
-     paths it does not read so (a vector not decoded, a file Delta must read, the budget spent),
-     left to delta_log_vector_changes_sql. --#}
+     and a DELETE in every file scanned each file twice (bench/README.md, "The Delta log read").
+     Where two commits read one position of a file on one side (a row deleted, brought back by a
+     RESTORE, and deleted again), they take separate scans. Returns {selects, paths_left}: per
+     commit version, the paths it does not read so (a vector not decoded, a file Delta must read,
+     the budget spent), left to delta_log_vector_changes_sql. --#}
 {% macro spark__delta_log_vector_position_reads_sql(stream, commits, columns, direct) %}
   {%- set read, paths_left = [], {} -%}
   {%- for commit in commits -%}

@@ -30,13 +30,14 @@
      marked), with `__tablestream_vanished`. `__tablestream_copies` counts each snapshot key's
      rows, and a repeated key's rows are kept whatever they hold, so the keys are checked on the
      same rows the MERGE applies (check_snapshot_mirror_keys): a query read twice may answer
-     differently (a folder replaced, a JDBC table written), and each read of a 10M-row snapshot
-     cost 5 s (bench/README.md). The count partitions the snapshot by the key the join shuffles it
-     by, so it adds no shuffle. Delta's MERGE rewrites every file holding a row that a source row
-     matches, whether or not a clause then changes it, so a MERGE of the whole snapshot would copy
-     the whole mirror on every run, unchanged nights included (docs/architecture.md, "Snapshot
-     sources: snapshot_mirror"): matched by the differences only, it rewrites the files of changed
-     keys, and a night without changes writes nothing. --#}
+     differently (a folder replaced, a JDBC table written), and each read of the snapshot costs a
+     scan of the whole query (bench/README.md, "The snapshot mirror"). The count partitions the
+     snapshot by the key the join shuffles it by, so it adds no shuffle. Delta's MERGE rewrites
+     every file holding a row that a source row matches, whether or not a clause then changes it, so
+     a MERGE of the whole snapshot would copy the whole mirror on every run, unchanged nights
+     included (docs/architecture.md, "Snapshot sources: snapshot_mirror"): matched by the
+     differences only, it rewrites the files of changed keys, and a night without changes writes
+     nothing. --#}
 {% macro spark__snapshot_mirror_diff_sql(target, sql, columns, settings) %}
   {%- set soft = settings.delete_mode == 'soft' -%}
   {%- set keys = settings.key_columns | map('lower') | list -%}

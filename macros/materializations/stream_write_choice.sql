@@ -22,8 +22,8 @@
        merge_write replace_where for a listed window, or under auto for one spread out: its keys
        fall in at least 4 files, which hold 20 rows or more per changed key;
      - 'merge_copying': a MERGE that copies the files it touches rather than marking rows in
-       deletion vectors, for a window known to touch few files of a target with vectors (1.1 s
-       against 1.7 s at 10M rows);
+       deletion vectors, for a window known to touch few files of a target with vectors, the
+       faster of the two there (bench/README.md, "Writes for one window");
      - 'merge': one MERGE, for everything else. --#}
 {% macro _stream_net_write_choice(window, target, settings) %}
   {%- set write = dbt_tablestream._stream_net_write_kind(window, target, settings) -%}

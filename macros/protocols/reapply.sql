@@ -182,9 +182,9 @@ when not matched then insert *
 
 
 {#-- The step `replace_where_keys`: the most keys a replaceWhere may list, at most 10,000. Without
-     session settings Delta checks each inserted row against the list, one literal after another:
-     a 2M-row target took 47 s with 50,000 keys and 98 s with 100,000, where unchecked it took
-     4.9 s and 7.9 s (bench/README.md, "A replaceWhere's key list"). --#}
+     session settings Delta checks each inserted row against the list, one literal after another,
+     a cost that grows with keys times rows, where the unchecked write barely grows with the keys
+     (bench/README.md, "A replaceWhere's key list"). --#}
 {% macro _reapply_replace_where_keys(limit) %}
   {{ return([limit, 10000] | min) }}
 {% endmacro %}

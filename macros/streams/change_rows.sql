@@ -112,8 +112,8 @@
      update_postimage, delete with insert) cancel one for one; what is left over on either side is
      a real change. Equal means every column equal, NULLs included (a map column compared by its
      JSON, timestamps to the microsecond). Both windows share one partitioning and order (the
-     counts over the whole partition), so Spark sorts the rows once, not twice: 20% off a log read
-     of two rewritten files of 250,000 rows (bench/README.md). --#}
+     counts over the whole partition), so Spark sorts the rows once, not twice (bench/README.md,
+     "The Delta log read"). --#}
 {% macro spark__drop_carryovers_sql(changes_relation, columns) %}
   {%- set identity = ['_commit_version', "_change_type in ('update_preimage', 'update_postimage')"] -%}
   {%- for column in columns -%}

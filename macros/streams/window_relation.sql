@@ -54,8 +54,8 @@
      in one query were seen to return the first one's rows twice (delta-spark 4.4). Its rows are
      final: the carry-overs dropped and a key's delete and insert in a commit paired into
      update_preimage / update_postimage, both within a commit and so only where a commit both
-     removed and added files; an append's rows skip both, each a shuffle of every row (a read of
-     1M appended rows took 0.55 s with the cancellation, 0.12 s without; bench/README.md). --#}
+     removed and added files; an append's rows skip both, each a shuffle of every row
+     (bench/README.md, "The Delta log read"). --#}
 {% macro spark__window_files_relation_sql(relation, stream, columns=none) %}
   {%- set window = range(stream.after + 1, stream.through + 1) | list -%}
   {%- set listed = window if stream.files.versions is none else stream.files.versions | select('in', window) | list -%}
