@@ -4,7 +4,8 @@ alter table app.order_events set tblproperties ('delta.enableChangeDataFeed' = '
 -- order_events_current: operations / show_streams
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last) as __position,
+    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last)
+      as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
       partition by stream_name order by epoch nulls first, to_version nulls first, committed_at nulls first
       rows between unbounded preceding and unbounded following) as stream_mode
@@ -97,8 +98,10 @@ from (
     `event_ts`,
     `lsn`,
     `amount`,
-    last_value(case when not __tablestream_delete and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
-      then `status` end, true) over (partition by `order_id` order by __tablestream_order rows between unbounded preceding and unbounded following) as `status`,
+    last_value(case when not __tablestream_delete
+                         and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
+      then `status` end, true) over (partition by `order_id` order by __tablestream_order
+        rows between unbounded preceding and unbounded following) as `status`,
     `__commit_timestamp`,
     __tablestream_last_delete is not null as __tablestream_after_delete,
     __tablestream_delete, __tablestream_newest
@@ -192,8 +195,10 @@ from (
     `event_ts`,
     `lsn`,
     `amount`,
-    last_value(case when not __tablestream_delete and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
-      then `status` end, true) over (partition by `order_id` order by __tablestream_order rows between unbounded preceding and unbounded following) as `status`,
+    last_value(case when not __tablestream_delete
+                         and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
+      then `status` end, true) over (partition by `order_id` order by __tablestream_order
+        rows between unbounded preceding and unbounded following) as `status`,
     `__commit_timestamp`,
     __tablestream_last_delete is not null as __tablestream_after_delete,
     __tablestream_delete, __tablestream_newest
@@ -300,7 +305,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 );
 
@@ -329,7 +335,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 )) as __tablestream_cached;
 
@@ -346,7 +353,8 @@ from (
         over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
     from (
       select *,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end
+          as __tablestream_cut
       from (
         select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
         from (
@@ -372,8 +380,10 @@ from (with __tablestream_events as (
 ), __tablestream_ordered as (
   select __tablestream_event.*, named_struct('s0', __tablestream_event.`event_ts`, 's1', __tablestream_event.`lsn`, 'd', __tablestream_event.__tablestream_delete, 'h', xxhash64(__tablestream_event.`order_id`, __tablestream_event.`op`, __tablestream_event.`event_ts`, __tablestream_event.`lsn`, __tablestream_event.`amount`, __tablestream_event.`status`)) as __tablestream_order
   from __tablestream_events as __tablestream_event
-  left join analytics.order_events_current as __tablestream_applied0 on __tablestream_applied0.`order_id` = __tablestream_event.`order_id`
-  left join analytics.order_events_current__tablestream_tombstones as __tablestream_applied1 on __tablestream_applied1.`order_id` = __tablestream_event.`order_id`
+  left join analytics.order_events_current as __tablestream_applied0
+    on __tablestream_applied0.`order_id` = __tablestream_event.`order_id`
+  left join analytics.order_events_current__tablestream_tombstones as __tablestream_applied1
+    on __tablestream_applied1.`order_id` = __tablestream_event.`order_id`
   where case
     when __tablestream_applied0.`order_id` is not null
       then named_struct('s0', __tablestream_event.`event_ts`, 's1', __tablestream_event.`lsn`) > named_struct('s0', __tablestream_applied0.`event_ts`, 's1', __tablestream_applied0.`lsn`)
@@ -392,8 +402,10 @@ from (with __tablestream_events as (
     `event_ts`,
     `lsn`,
     `amount`,
-    last_value(case when not __tablestream_delete and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
-      then `status` end, true) over (partition by `order_id` order by __tablestream_order rows between unbounded preceding and unbounded following) as `status`,
+    last_value(case when not __tablestream_delete
+                         and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
+      then `status` end, true) over (partition by `order_id` order by __tablestream_order
+        rows between unbounded preceding and unbounded following) as `status`,
     `__commit_timestamp`,
     __tablestream_last_delete is not null as __tablestream_after_delete,
     __tablestream_delete, __tablestream_newest
@@ -464,8 +476,10 @@ using (
 ), __tablestream_ordered as (
   select __tablestream_event.*, named_struct('s0', __tablestream_event.`event_ts`, 's1', __tablestream_event.`lsn`, 'd', __tablestream_event.__tablestream_delete, 'h', xxhash64(__tablestream_event.`order_id`, __tablestream_event.`op`, __tablestream_event.`event_ts`, __tablestream_event.`lsn`, __tablestream_event.`amount`, __tablestream_event.`status`)) as __tablestream_order
   from __tablestream_events as __tablestream_event
-  left join analytics.order_events_current as __tablestream_applied0 on __tablestream_applied0.`order_id` = __tablestream_event.`order_id`
-  left join analytics.order_events_current__tablestream_tombstones as __tablestream_applied1 on __tablestream_applied1.`order_id` = __tablestream_event.`order_id`
+  left join analytics.order_events_current as __tablestream_applied0
+    on __tablestream_applied0.`order_id` = __tablestream_event.`order_id`
+  left join analytics.order_events_current__tablestream_tombstones as __tablestream_applied1
+    on __tablestream_applied1.`order_id` = __tablestream_event.`order_id`
   where case
     when __tablestream_applied0.`order_id` is not null
       then named_struct('s0', __tablestream_event.`event_ts`, 's1', __tablestream_event.`lsn`) > named_struct('s0', __tablestream_applied0.`event_ts`, 's1', __tablestream_applied0.`lsn`)
@@ -484,8 +498,10 @@ using (
     `event_ts`,
     `lsn`,
     `amount`,
-    last_value(case when not __tablestream_delete and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
-      then `status` end, true) over (partition by `order_id` order by __tablestream_order rows between unbounded preceding and unbounded following) as `status`,
+    last_value(case when not __tablestream_delete
+                         and (__tablestream_last_delete is null or __tablestream_order > __tablestream_last_delete)
+      then `status` end, true) over (partition by `order_id` order by __tablestream_order
+        rows between unbounded preceding and unbounded following) as `status`,
     `__commit_timestamp`,
     __tablestream_last_delete is not null as __tablestream_after_delete,
     __tablestream_delete, __tablestream_newest
@@ -495,7 +511,8 @@ select `order_id`, `op`, `event_ts`, `lsn`, `amount`, `status`, `__commit_timest
   case when __tablestream_delete then 'DELETE' else 'UPDATE_AFTER' end as __change_type, __tablestream_after_delete
 from __tablestream_carried
 where __tablestream_newest = 1) as __tablestream_change
-  left join analytics.order_events_current__tablestream_tombstones as __tablestream_dead on __tablestream_dead.`order_id` = __tablestream_change.`order_id`
+  left join analytics.order_events_current__tablestream_tombstones as __tablestream_dead
+    on __tablestream_dead.`order_id` = __tablestream_change.`order_id`
 ) as source
 on target.`order_id` = source.`order_id`
   and (target.`order_id` >= 10 and target.`order_id` <= 20
@@ -507,7 +524,8 @@ when matched and source.__change_type <> 'DELETE' and named_struct('s0', source.
   target.`status` = case when source.__tablestream_after_delete then source.`status` else coalesce(source.`status`, target.`status`) end,
   target.`event_ts` = source.`event_ts`,
   target.`lsn` = source.`lsn`
-when not matched and source.__change_type <> 'DELETE' and (source.__tablestream_tombstone is null or named_struct('s0', source.`event_ts`, 's1', source.`lsn`) > source.__tablestream_tombstone) then
+when not matched and source.__change_type <> 'DELETE'
+  and (source.__tablestream_tombstone is null or named_struct('s0', source.`event_ts`, 's1', source.`lsn`) > source.__tablestream_tombstone) then
   insert (`order_id`, `event_ts`, `lsn`, `amount`, `status`)
   values (source.`order_id`, source.`event_ts`, source.`lsn`, source.`amount`, source.`status`);
 

@@ -4,7 +4,8 @@ alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true')
 -- order_history: operations / show_streams
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last) as __position,
+    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last)
+      as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
       partition by stream_name order by epoch nulls first, to_version nulls first, committed_at nulls first
       rows between unbounded preceding and unbounded following) as stream_mode
@@ -123,12 +124,15 @@ select * from (
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_points as (
   select * from (
-    select *, row_number() over (partition by `order_id`, __tablestream_at order by named_struct('v', __commit_version, 'd', not __tablestream_delete, 'h', xxhash64(`order_id`, `customer`, `amount`, `status`)) desc) as __tablestream_last
+    select *,
+      row_number() over (partition by `order_id`, __tablestream_at order by named_struct('v', __commit_version, 'd', not __tablestream_delete, 'h', xxhash64(`order_id`, `customer`, `amount`, `status`)) desc)
+        as __tablestream_last
     from __tablestream_events
   ) as __tablestream_ranked
   where __tablestream_last = 1
 ), __tablestream_timeline as (
-  select __tablestream_point.`order_id`, __tablestream_point.`customer`, __tablestream_point.`amount`, __tablestream_point.`status`, __tablestream_point.__tablestream_at,
+  select __tablestream_point.`order_id`, __tablestream_point.`customer`, __tablestream_point.`amount`, __tablestream_point.`status`,
+    __tablestream_point.__tablestream_at,
     __tablestream_point.__tablestream_delete, false as __tablestream_stored,
     __tablestream_point.__tablestream_at as __tablestream_start, cast(null as string) as __tablestream_scd_id
   from __tablestream_points as __tablestream_point
@@ -142,9 +146,12 @@ select * from (
 ), __tablestream_grouped as (
   select *,
     sum(case when __tablestream_stored
-               or (not __tablestream_delete and (__tablestream_after_delete is null or __tablestream_after_delete or not __tablestream_same))
+               or (not __tablestream_delete
+                   and (__tablestream_after_delete is null or __tablestream_after_delete or not __tablestream_same))
                or (__tablestream_delete and not coalesce(__tablestream_after_delete, true))
-             then 1 else 0 end) over (partition by `order_id` order by __tablestream_position rows between unbounded preceding and current row) as __tablestream_group
+             then 1 else 0 end)
+      over (partition by `order_id` order by __tablestream_position rows between unbounded preceding and current row)
+      as __tablestream_group
   from __tablestream_compared
 ), __tablestream_groups as (
   select `order_id`, __tablestream_group,
@@ -156,7 +163,8 @@ select * from (
     min_by(__tablestream_at, __tablestream_position) as __tablestream_first_at,
     max_by(__tablestream_at, __tablestream_position) as __tablestream_last_at,
 
-    min_by(case when __tablestream_stored then named_struct('order_id', `order_id`, 'customer', `customer`, 'amount', `amount`, 'status', `status`) else __tablestream_before end, __tablestream_position) as __tablestream_closed_values,
+    min_by(case when __tablestream_stored then named_struct('order_id', `order_id`, 'customer', `customer`, 'amount', `amount`, 'status', `status`) else __tablestream_before end,
+           __tablestream_position) as __tablestream_closed_values,
     max_by(named_struct('order_id', `order_id`, 'customer', `customer`, 'amount', `amount`, 'status', `status`), __tablestream_position) as __tablestream_last_values
   from __tablestream_grouped
   where __tablestream_group > 0
@@ -166,10 +174,14 @@ select * from (
   from __tablestream_groups
 )
 select
-  case when __tablestream_deletion then __tablestream_closed_values.`order_id` else __tablestream_last_values.`order_id` end as `order_id`,
-  case when __tablestream_deletion then __tablestream_closed_values.`customer` else __tablestream_last_values.`customer` end as `customer`,
-  case when __tablestream_deletion then __tablestream_closed_values.`amount` else __tablestream_last_values.`amount` end as `amount`,
-  case when __tablestream_deletion then __tablestream_closed_values.`status` else __tablestream_last_values.`status` end as `status`,
+  case when __tablestream_deletion then __tablestream_closed_values.`order_id`
+    else __tablestream_last_values.`order_id` end as `order_id`,
+  case when __tablestream_deletion then __tablestream_closed_values.`customer`
+    else __tablestream_last_values.`customer` end as `customer`,
+  case when __tablestream_deletion then __tablestream_closed_values.`amount`
+    else __tablestream_last_values.`amount` end as `amount`,
+  case when __tablestream_deletion then __tablestream_closed_values.`status`
+    else __tablestream_last_values.`status` end as `status`,
   coalesce(__tablestream_scd_id, md5(to_json(named_struct('k0', `order_id`, 'from', __tablestream_from)))) as dbt_scd_id,
   case when __tablestream_deletion then __tablestream_first_at else __tablestream_last_at end as dbt_updated_at,
   __tablestream_from as dbt_valid_from,
@@ -272,7 +284,8 @@ select * from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 );
 
@@ -300,7 +313,8 @@ select * from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 )) as __tablestream_cached;
 
@@ -317,7 +331,8 @@ from (
         over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
     from (
       select *,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end
+          as __tablestream_cut
       from (
         select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
         from (
@@ -381,22 +396,27 @@ with __tablestream_events as (
   where __change_type <> 'UPDATE_BEFORE'
 ), __tablestream_points as (
   select * from (
-    select *, row_number() over (partition by `order_id`, __tablestream_at order by named_struct('v', __commit_version, 'd', not __tablestream_delete, 'h', xxhash64(`order_id`, `customer`, `amount`, `status`)) desc) as __tablestream_last
+    select *,
+      row_number() over (partition by `order_id`, __tablestream_at order by named_struct('v', __commit_version, 'd', not __tablestream_delete, 'h', xxhash64(`order_id`, `customer`, `amount`, `status`)) desc)
+        as __tablestream_last
     from __tablestream_events
   ) as __tablestream_ranked
   where __tablestream_last = 1
 ), __tablestream_window_keys as (
   select distinct `order_id` from __tablestream_points
 ), __tablestream_timeline as (
-  select __tablestream_point.`order_id`, __tablestream_point.`customer`, __tablestream_point.`amount`, __tablestream_point.`status`, __tablestream_point.__tablestream_at,
+  select __tablestream_point.`order_id`, __tablestream_point.`customer`, __tablestream_point.`amount`, __tablestream_point.`status`,
+    __tablestream_point.__tablestream_at,
     __tablestream_point.__tablestream_delete, false as __tablestream_stored,
     __tablestream_point.__tablestream_at as __tablestream_start, cast(null as string) as __tablestream_scd_id
   from __tablestream_points as __tablestream_point
   union all
   select __tablestream_open.`order_id`, __tablestream_open.`customer`, __tablestream_open.`amount`, __tablestream_open.`status`, __tablestream_open.dbt_updated_at,
-    __tablestream_open.dbt_is_deleted, true, __tablestream_open.dbt_valid_from, __tablestream_open.dbt_scd_id
+    __tablestream_open.dbt_is_deleted, true,
+    __tablestream_open.dbt_valid_from, __tablestream_open.dbt_scd_id
   from analytics.order_history as __tablestream_open
-  left semi join __tablestream_window_keys on __tablestream_open.`order_id` = __tablestream_window_keys.`order_id`
+  left semi join __tablestream_window_keys
+    on __tablestream_open.`order_id` = __tablestream_window_keys.`order_id`
   where __tablestream_open.dbt_valid_to is null
 ), __tablestream_compared as (
   select *,
@@ -408,9 +428,12 @@ with __tablestream_events as (
 ), __tablestream_grouped as (
   select *,
     sum(case when __tablestream_stored
-               or (not __tablestream_delete and (__tablestream_after_delete is null or __tablestream_after_delete or not __tablestream_same))
+               or (not __tablestream_delete
+                   and (__tablestream_after_delete is null or __tablestream_after_delete or not __tablestream_same))
                or (__tablestream_delete and not coalesce(__tablestream_after_delete, true))
-             then 1 else 0 end) over (partition by `order_id` order by __tablestream_position rows between unbounded preceding and current row) as __tablestream_group
+             then 1 else 0 end)
+      over (partition by `order_id` order by __tablestream_position rows between unbounded preceding and current row)
+      as __tablestream_group
   from __tablestream_compared
 ), __tablestream_groups as (
   select `order_id`, __tablestream_group,
@@ -422,7 +445,8 @@ with __tablestream_events as (
     min_by(__tablestream_at, __tablestream_position) as __tablestream_first_at,
     max_by(__tablestream_at, __tablestream_position) as __tablestream_last_at,
 
-    min_by(case when __tablestream_stored then named_struct('order_id', `order_id`, 'customer', `customer`, 'amount', `amount`, 'status', `status`) else __tablestream_before end, __tablestream_position) as __tablestream_closed_values,
+    min_by(case when __tablestream_stored then named_struct('order_id', `order_id`, 'customer', `customer`, 'amount', `amount`, 'status', `status`) else __tablestream_before end,
+           __tablestream_position) as __tablestream_closed_values,
     max_by(named_struct('order_id', `order_id`, 'customer', `customer`, 'amount', `amount`, 'status', `status`), __tablestream_position) as __tablestream_last_values
   from __tablestream_grouped
   where __tablestream_group > 0
@@ -432,10 +456,14 @@ with __tablestream_events as (
   from __tablestream_groups
 )
 select
-  case when __tablestream_deletion then __tablestream_closed_values.`order_id` else __tablestream_last_values.`order_id` end as `order_id`,
-  case when __tablestream_deletion then __tablestream_closed_values.`customer` else __tablestream_last_values.`customer` end as `customer`,
-  case when __tablestream_deletion then __tablestream_closed_values.`amount` else __tablestream_last_values.`amount` end as `amount`,
-  case when __tablestream_deletion then __tablestream_closed_values.`status` else __tablestream_last_values.`status` end as `status`,
+  case when __tablestream_deletion then __tablestream_closed_values.`order_id`
+    else __tablestream_last_values.`order_id` end as `order_id`,
+  case when __tablestream_deletion then __tablestream_closed_values.`customer`
+    else __tablestream_last_values.`customer` end as `customer`,
+  case when __tablestream_deletion then __tablestream_closed_values.`amount`
+    else __tablestream_last_values.`amount` end as `amount`,
+  case when __tablestream_deletion then __tablestream_closed_values.`status`
+    else __tablestream_last_values.`status` end as `status`,
   coalesce(__tablestream_scd_id, md5(to_json(named_struct('k0', `order_id`, 'from', __tablestream_from)))) as dbt_scd_id,
   case when __tablestream_deletion then __tablestream_first_at else __tablestream_last_at end as dbt_updated_at,
   __tablestream_from as dbt_valid_from,

@@ -4,7 +4,8 @@ alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true')
 -- orders_current_changes: operations / show_streams
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last) as __position,
+    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last)
+      as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
       partition by stream_name order by epoch nulls first, to_version nulls first, committed_at nulls first
       rows between unbounded preceding and unbounded following) as stream_mode
@@ -133,19 +134,25 @@ from (
 )) as __tablestream_model
 ), __tablestream_ordered as (
   select *,
-    row_number() over (partition by `order_id` order by __commit_version, __tablestream_rank) as __tablestream_first,
-    row_number() over (partition by `order_id` order by __commit_version desc, __tablestream_rank desc) as __tablestream_last,
-    first_value(__change_type) over (partition by `order_id` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('UPDATE_BEFORE', 'DELETE', 'UPDATE_AFTER') as __tablestream_existed,
+    row_number() over (partition by `order_id` order by __commit_version, __tablestream_rank)
+      as __tablestream_first,
+    row_number() over (partition by `order_id` order by __commit_version desc, __tablestream_rank desc)
+      as __tablestream_last,
+    first_value(__change_type) over (partition by `order_id` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('UPDATE_BEFORE', 'DELETE', 'UPDATE_AFTER')
+      as __tablestream_existed,
     last_value(__change_type) over (partition by `order_id` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('INSERT', 'UPDATE_AFTER') as __tablestream_exists
   from __tablestream_changes
 )
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
+where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists
+  and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`,
-  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end
+    as __change_type
 from __tablestream_ordered
-where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
+where (__tablestream_last = 1 and __tablestream_exists)
+  or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
 where __change_type in ('INSERT', 'UPDATE_AFTER')
 order by `order_id`;
 
@@ -252,7 +259,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 );
 
@@ -281,7 +289,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 )) as __tablestream_cached;
 
@@ -298,7 +307,8 @@ from (
         over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
     from (
       select *,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end
+          as __tablestream_cut
       from (
         select *, case when try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) > 1 then try_subtract(__tablestream_key, lag(__tablestream_key) over (order by __tablestream_key)) end as __tablestream_gap
         from (
@@ -361,19 +371,25 @@ from (with __tablestream_changes as (
   from (select * from `__tablestream_window_orders_current_changes`) as __tablestream_model
 ), __tablestream_ordered as (
   select *,
-    row_number() over (partition by `order_id` order by __commit_version, __tablestream_rank) as __tablestream_first,
-    row_number() over (partition by `order_id` order by __commit_version desc, __tablestream_rank desc) as __tablestream_last,
-    first_value(__change_type) over (partition by `order_id` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('UPDATE_BEFORE', 'DELETE', 'UPDATE_AFTER') as __tablestream_existed,
+    row_number() over (partition by `order_id` order by __commit_version, __tablestream_rank)
+      as __tablestream_first,
+    row_number() over (partition by `order_id` order by __commit_version desc, __tablestream_rank desc)
+      as __tablestream_last,
+    first_value(__change_type) over (partition by `order_id` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('UPDATE_BEFORE', 'DELETE', 'UPDATE_AFTER')
+      as __tablestream_existed,
     last_value(__change_type) over (partition by `order_id` order by __commit_version, __tablestream_rank rows between unbounded preceding and unbounded following) in ('INSERT', 'UPDATE_AFTER') as __tablestream_exists
   from __tablestream_changes
 )
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`, 'UPDATE_BEFORE' as __change_type from __tablestream_ordered
-where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists and __change_type in ('UPDATE_BEFORE', 'DELETE')
+where __tablestream_first = 1 and __tablestream_existed and __tablestream_exists
+  and __change_type in ('UPDATE_BEFORE', 'DELETE')
 union all
 select `order_id`, `customer`, `amount`, `status`, `__commit_version`,
-  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end as __change_type
+  case when not __tablestream_exists then 'DELETE' when __tablestream_existed then 'UPDATE_AFTER' else 'INSERT' end
+    as __change_type
 from __tablestream_ordered
-where (__tablestream_last = 1 and __tablestream_exists) or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
+where (__tablestream_last = 1 and __tablestream_exists)
+  or (__tablestream_first = 1 and __tablestream_existed and not __tablestream_exists)) as __tablestream_net
 where __change_type <> 'UPDATE_BEFORE'
 ) as source
 on target.`order_id` = source.`order_id` and (target.`order_id` >= 10 and target.`order_id` <= 20

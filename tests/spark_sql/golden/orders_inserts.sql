@@ -4,7 +4,8 @@ alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true')
 -- orders_inserts: operations / show_streams
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last) as __position,
+    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last)
+      as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
       partition by stream_name order by epoch nulls first, to_version nulls first, committed_at nulls first
       rows between unbounded preceding and unbounded following) as stream_mode
@@ -23,7 +24,8 @@ describe history `app`.`orders` limit 1;
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
   /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
-  select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
+  select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version,
+    cast(null as timestamp) as __commit_timestamp
   from app.orders where 1 = 0
 )
 where amount > 0;
@@ -77,7 +79,8 @@ as
 select order_id, amount, __change_type, __commit_version, __commit_timestamp
 from (
   /* tablestream:window {"stream": "new_orders", "stream_id": "tablestream\/new_orders\/0", "source": "app.orders", "after": 9, "through": 9, "mode": "append_only", "read": "table_changes", "spark_net_changes": false, "drop_carryovers": true, "on_feed_off": "fail", "max_versions": null, "epoch": 0, "source_table_id": "0f6c3a52-6b0e-4a4e-9d8f-2f4b1d7c9e11", "latest": 9, "restart": true, "snapshot": false, "timestamp": "2026-11-21 09:30:00", "file_retention": null, "runs": null, "view": null, "split": null, "schema_change": null, "schema_version": null, "appends_only": false, "window_files": null, "note": null, "files": null, "subject": "Stream new_orders", "remedy": null} */
-  select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
+  select `order_id`, `customer`, `amount`, `status`, cast(null as string) as __change_type, cast(null as bigint) as __commit_version,
+    cast(null as timestamp) as __commit_timestamp
   from app.orders where 1 = 0
 )
 where amount > 0;
@@ -173,7 +176,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
   where _change_type = 'insert'
 )
@@ -244,7 +248,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
   where _change_type = 'insert'
 )

@@ -4,7 +4,8 @@ alter table app.orders set tblproperties ('delta.enableChangeDataFeed' = 'true')
 -- orders_totals: operations / show_streams
 select * from (
   select *,
-    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last) as __position,
+    row_number() over (partition by stream_name order by epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last)
+      as __position,
     last_value(case when mode not in ('reset', 'dropped') then mode end, true) over (
       partition by stream_name order by epoch nulls first, to_version nulls first, committed_at nulls first
       rows between unbounded preceding and unbounded following) as stream_mode
@@ -198,7 +199,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 ) as __tablestream_window_rows where /* tablestream:rows */ 'window' = 'window'
   union all
@@ -244,7 +246,8 @@ from (
         rows between unbounded preceding and unbounded following),
       __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
   ) as __tablestream_pairs
-  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+  where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+    > least(__tablestream_before, __tablestream_after)
 ) as __tablestream_changes
 ) as __tablestream_window_rows where /* tablestream:rows */ 'window' = 'window'
   union all
@@ -316,7 +319,8 @@ from (
         over (order by __tablestream_key rows between unbounded preceding and current row) as __tablestream_range
     from (
       select *,
-        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end as __tablestream_cut
+        case when __tablestream_gap is not null then row_number() over (order by __tablestream_gap desc nulls last) end
+          as __tablestream_cut
       from (
         select *, cast(null as int) as __tablestream_gap
         from (
@@ -435,7 +439,8 @@ using (
             rows between unbounded preceding and unbounded following),
           __tablestream_side as (partition by _commit_version, _change_type in ('update_preimage', 'update_postimage'), `order_id`, `customer`, `amount`, `status` order by case when _change_type in ('update_preimage', 'delete') then 0 else 1 end)
       ) as __tablestream_pairs
-      where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end) > least(__tablestream_before, __tablestream_after)
+      where __tablestream_rank - (case when _change_type in ('update_preimage', 'delete') then 0 else __tablestream_before end)
+        > least(__tablestream_before, __tablestream_after)
     ) as __tablestream_changes
     ) as __tablestream_window_rows where /* tablestream:rows */ 'current' = 'window'
       union all
@@ -467,13 +472,15 @@ using (
     __tablestream_current.`__tablestream_count_amount` as `__tablestream_r___tablestream_count_amount`,
     __tablestream_current.`__tablestream_sum_amount` as `__tablestream_r___tablestream_sum_amount`
   from __tablestream_flagged as __tablestream_window
-  left join __tablestream_current on __tablestream_current.`customer` <=> __tablestream_window.`customer` and __tablestream_current.`status` <=> __tablestream_window.`status`
+  left join __tablestream_current
+    on __tablestream_current.`customer` <=> __tablestream_window.`customer` and __tablestream_current.`status` <=> __tablestream_window.`status`
 ) as __tablestream_window
 on __tablestream_target.`customer` <=> __tablestream_window.`customer` and __tablestream_target.`status` <=> __tablestream_window.`status`
   and ((__tablestream_target.`customer` >= 'ann' and __tablestream_target.`customer` <= 'bob'
     or __tablestream_target.`customer` >= 'eve' and __tablestream_target.`customer` <= 'eve')
     or __tablestream_target.`customer` is null)
-when matched and __tablestream_window.__tablestream_recompute and not __tablestream_window.__tablestream_found then delete
+when matched and __tablestream_window.__tablestream_recompute and not __tablestream_window.__tablestream_found
+  then delete
 when matched and __tablestream_window.__tablestream_recompute then update set
   `orders` = __tablestream_window.`__tablestream_r_orders`,
   `priced_orders` = __tablestream_window.`__tablestream_r_priced_orders`,
@@ -495,9 +502,11 @@ when matched then update set
   `__tablestream_rows` = __tablestream_target.`__tablestream_rows` + __tablestream_window.__tablestream_d_rows,
   `__tablestream_count_amount` = __tablestream_target.`__tablestream_count_amount` + __tablestream_window.`__tablestream_d_count_amount`,
   `__tablestream_sum_amount` = case when (__tablestream_target.`__tablestream_count_amount` + __tablestream_window.`__tablestream_d_count_amount`) = 0 then null else coalesce(__tablestream_target.`__tablestream_sum_amount`, 0) + coalesce(__tablestream_window.`__tablestream_d_sum_amount`, 0) end
-when not matched and __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_found then insert (`customer`, `status`, `orders`, `priced_orders`, `revenue`, `mean_amount`, `smallest`, `largest`, `__tablestream_rows`, `__tablestream_count_amount`, `__tablestream_sum_amount`)
+when not matched and __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_found
+  then insert (`customer`, `status`, `orders`, `priced_orders`, `revenue`, `mean_amount`, `smallest`, `largest`, `__tablestream_rows`, `__tablestream_count_amount`, `__tablestream_sum_amount`)
   values (__tablestream_window.`customer`, __tablestream_window.`status`, __tablestream_window.`__tablestream_r_orders`, __tablestream_window.`__tablestream_r_priced_orders`, __tablestream_window.`__tablestream_r_revenue`, __tablestream_window.`__tablestream_r_mean_amount`, __tablestream_window.`__tablestream_r_smallest`, __tablestream_window.`__tablestream_r_largest`, __tablestream_window.`__tablestream_r___tablestream_rows`, __tablestream_window.`__tablestream_r___tablestream_count_amount`, __tablestream_window.`__tablestream_r___tablestream_sum_amount`)
-when not matched and not __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_d_rows > 0 then insert (`customer`, `status`, `orders`, `priced_orders`, `revenue`, `mean_amount`, `smallest`, `largest`, `__tablestream_rows`, `__tablestream_count_amount`, `__tablestream_sum_amount`)
+when not matched and not __tablestream_window.__tablestream_recompute and __tablestream_window.__tablestream_d_rows > 0
+  then insert (`customer`, `status`, `orders`, `priced_orders`, `revenue`, `mean_amount`, `smallest`, `largest`, `__tablestream_rows`, `__tablestream_count_amount`, `__tablestream_sum_amount`)
   values (__tablestream_window.`customer`, __tablestream_window.`status`, __tablestream_window.__tablestream_d_rows, __tablestream_window.`__tablestream_d_count_amount`, case when __tablestream_window.`__tablestream_d_count_amount` = 0 then null else __tablestream_window.`__tablestream_d_sum_amount` end, case when __tablestream_window.`__tablestream_d_count_amount` = 0 then null else cast(cast(case when __tablestream_window.`__tablestream_d_count_amount` = 0 then null else __tablestream_window.`__tablestream_d_sum_amount` end as decimal(22, 2)) / cast(__tablestream_window.`__tablestream_d_count_amount` as decimal(20, 0)) as decimal(16, 6)) end, __tablestream_window.`__tablestream_added_min_amount`, __tablestream_window.`__tablestream_added_max_amount`, __tablestream_window.__tablestream_d_rows, __tablestream_window.`__tablestream_d_count_amount`, case when __tablestream_window.`__tablestream_d_count_amount` = 0 then null else __tablestream_window.`__tablestream_d_sum_amount` end);
 
 -- orders_totals: next_run / commit_close
