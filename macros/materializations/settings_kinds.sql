@@ -3,16 +3,35 @@
      returns the value normalised or refuses it. _stream_settings_of checks every setting by its
      kind before the rules that relate one setting to another. --#}
 
+{#-- The kinds, in one table so that a reader finds each kind's two macros by grep: every kind
+     here has `_accepted_<kind>` and `_checked_<kind>` in this file, and no other macro is named so
+     (tests/unit/test_dispatch_tables.py). --#}
+{% macro _setting_kinds() %}
+  {{ return(['choice', 'start_position', 'boolean', 'whole_number', 'name', 'columns', 'sql_condition', 'duration',
+             'aggregates', 'unsupported']) }}
+{% endmacro %}
+
+
+{#-- The kind of a spec entry, refused when _setting_kinds does not list it. --#}
+{% macro _setting_kind(entry) %}
+  {%- if entry.kind not in dbt_tablestream._setting_kinds() -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream: no setting kind '" ~ entry.kind ~ "'; the kinds are "
+        ~ dbt_tablestream._setting_kinds() | join(', ') ~ " (_setting_kinds).") }}
+  {%- endif -%}
+  {{ return(entry.kind) }}
+{% endmacro %}
+
+
 {#-- What a config accepts, as the messages and docs list it. --#}
 {% macro _stream_config_accepted(entry) %}
-  {{ return(dbt_tablestream['_accepted_' ~ entry.kind](entry)) }}
+  {{ return(dbt_tablestream['_accepted_' ~ dbt_tablestream._setting_kind(entry)](entry)) }}
 {% endmacro %}
 
 
 {#-- A config's value checked by its kind and normalised; an unset optional config stays none. --#}
 {% macro _config_checked(name, value, entry, subject) %}
   {%- if value is none and entry.default is none -%}{{ return(none) }}{%- endif -%}
-  {{ return(dbt_tablestream['_checked_' ~ entry.kind](name, value, entry, subject)) }}
+  {{ return(dbt_tablestream['_checked_' ~ dbt_tablestream._setting_kind(entry)](name, value, entry, subject)) }}
 {% endmacro %}
 
 

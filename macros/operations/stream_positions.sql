@@ -75,18 +75,6 @@
 {% endmacro %}
 
 
-{#-- The one stream `name` names (_find_stream_positions); refuses a model that reads several. --#}
-{% macro _find_stream_position(name, schema=none) %}
-  {%- set found = dbt_tablestream._find_stream_positions(name, schema) -%}
-  {%- if found | length > 1 -%}
-    {{ exceptions.raise_compiler_error(
-        "Model " ~ name ~ " reads several streams (" ~ found | map(attribute='stream_name') | join(', ')
-        ~ "): name one of them.") }}
-  {%- endif -%}
-  {{ return(found[0]) }}
-{% endmacro %}
-
-
 {#-- Rows as an aligned text table. --#}
 {% macro _text_table(header, rows) %}
   {%- set widths = [] -%}

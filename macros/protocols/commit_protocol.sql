@@ -25,8 +25,38 @@
      no caller tests which protocol runs. `protocol`: the run's (_stream_settings' `protocol`);
      outside a model run, _stream_commit_protocol's. --#}
 {% macro _protocol_step(step, protocol=none) %}
+  {%- if step not in dbt_tablestream._protocol_steps() -%}
+    {{ exceptions.raise_compiler_error("dbt_tablestream: no commit protocol step '" ~ step ~ "'; the steps are "
+        ~ dbt_tablestream._protocol_steps() | join(', ') ~ " (_protocol_steps).") }}
+  {%- endif -%}
   {%- set chosen = protocol if protocol is not none else dbt_tablestream._stream_commit_protocol() -%}
   {{ return(dbt_tablestream['_' ~ chosen.name ~ '_' ~ step]) }}
+{% endmacro %}
+
+
+{#-- The names _protocol_step builds at run time, in one table so that a reader finds each macro
+     by grep: every protocol defines `_<protocol>_<step>` for each step, and nothing else by that
+     pattern (tests/unit/test_dispatch_tables.py). marked.sql holds `_marked_<step>`, reapply.sql
+     `_reapply_<step>`:
+     - check: refuses before any SQL what the protocol cannot apply exactly once;
+     - commit: the target's DML as one commit, with what proves it this run's to apply;
+     - append_sql: a table_stream window's append;
+     - table_properties: the properties a target the package creates gets (its compaction);
+     - offsets_compaction_sql: the offsets log's compaction;
+     - unlogged_only: the inputs whose offsets row goes in only while the log lacks the window;
+     - session_refusal: the refusal of a read that needs a session setting, or none;
+     - reapplies_windows: whether a window may be applied again on top of itself;
+     - caches_windows: whether a run may cache its window;
+     - replace_where_keys: the most keys a replaceWhere may list. --#}
+{% macro _protocol_steps() %}
+  {{ return(['check', 'commit', 'append_sql', 'table_properties', 'offsets_compaction_sql', 'unlogged_only',
+             'session_refusal', 'reapplies_windows', 'caches_windows', 'replace_where_keys']) }}
+{% endmacro %}
+
+
+{#-- The commit protocols, each a file under macros/protocols/ (_stream_commit_protocol chooses). --#}
+{% macro _commit_protocols() %}
+  {{ return(['marked', 'reapply']) }}
 {% endmacro %}
 
 
