@@ -4,7 +4,7 @@
 {#-- Whether this run compacts (spark__stream_compaction_sql): every `tablestream_compact_every`-th
      run of any of the inputs, counting each input's rows in the offsets log. --#}
 {% macro _stream_compaction_due(inputs) %}
-  {%- set every = var('tablestream_compact_every', 50) | int -%}
+  {%- set every = dbt_tablestream._stream_project_var('tablestream_compact_every') -%}
   {%- for input in inputs if every > 0 and input.runs is not none and (input.runs + 1) % every == 0 -%}
     {{ return(true) }}
   {%- endfor -%}
@@ -19,7 +19,7 @@
 
 {#-- A year of runs appends tens of thousands of small files to the offsets log and to a
      table_stream target, and every read of them would open each one. Every
-     `tablestream_compact_every`-th run of a stream (default 50, counted in the offsets log;
+     `tablestream_compact_every`-th run of a stream (counted in the offsets log;
      _stream_compaction_due) turns on Delta's auto-compaction for its write: after the commit,
      Delta bin-packs the table's files under 16 MB into files of up to 128 MB, in a commit of its
      own with dataChange = false, which the change feed and row tracking do not show as changes,

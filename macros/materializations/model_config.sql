@@ -23,3 +23,13 @@
   {%- if value is none and project_var is not none -%}{%- set value = var(project_var, none) -%}{%- endif -%}
   {{ return(value if value is not none else default) }}
 {% endmacro %}
+
+
+{#-- The one reader of a project var of _stream_project_var_spec: checked by its kind, its default
+     when unset, refused before any SQL runs when outside what it accepts. --#}
+{% macro _stream_project_var(name) %}
+  {%- set entry = dbt_tablestream._stream_project_var_spec()[name] -%}
+  {%- set value = var(name, none) -%}
+  {{ return(dbt_tablestream._config_checked(name, value if value is not none else entry.default, entry,
+                                            'dbt_tablestream')) }}
+{% endmacro %}

@@ -40,7 +40,8 @@
 {% macro _config_refused(name, value, entry, subject) %}
   {%- set accepted = dbt_tablestream._stream_config_accepted(entry) -%}
   {%- set optional = entry.default is none and entry.kind != 'unsupported' -%}
-  {%- set where = " (the model's config, or the project var " ~ entry.project_var ~ ")" if entry.project_var else '' -%}
+  {%- set where = " (the model's config, or the project var " ~ entry.project_var ~ ")" if entry.project_var
+      else " (a project var; nothing was written)" if entry.var_only else '' -%}
   {%- if entry.kind in ['choice', 'start_position'] -%}
     {{ exceptions.raise_compiler_error(subject ~ ": invalid " ~ name ~ " '" ~ value ~ "'" ~ where
         ~ ". Accepted values: " ~ accepted ~ (", or leave it unset" if optional else "") ~ ".") }}

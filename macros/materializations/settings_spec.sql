@@ -87,3 +87,21 @@
                        'max(col)': none}},
   }) }}
 {% endmacro %}
+
+
+{#-- Every project var the package reads, by name, as _stream_config_spec states a config: its
+     kind (settings_kinds.sql), its one default and the kind's parameters; read only through
+     _stream_project_var. `tablestream_stream_read` is the project-wide default of the config
+     stream_read, and is its spec entry's `project_var`. What each does is docs/configuration.md's,
+     "Project vars". --#}
+{% macro _stream_project_var_spec() %}
+  {{ return({
+      'tablestream_commit_protocol': {'kind': 'choice', 'default': 'auto', 'var_only': true,
+          'accepted': {'auto': 'reapply on a Databricks SQL warehouse, marked elsewhere',
+                       'marked': "the commit carries Delta's idempotent-write session settings",
+                       'reapply': 'no session settings: an unlogged window is re-applied'}},
+      'tablestream_compact_every': {'kind': 'whole_number', 'minimum': 0, 'unit': 'runs', 'default': 50,
+          'var_only': true},
+      'tablestream_test_hooks': {'kind': 'boolean', 'default': false, 'var_only': true},
+  }) }}
+{% endmacro %}

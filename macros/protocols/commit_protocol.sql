@@ -1,13 +1,6 @@
 {#-- {name, reason}: the reason is said in the messages that refuse what a protocol cannot do. --#}
 {% macro _stream_commit_protocol() %}
-  {%- set chosen = var('tablestream_commit_protocol', 'auto') -%}
-  {%- if chosen not in ['auto', 'marked', 'reapply'] -%}
-    {{ exceptions.raise_compiler_error(
-        "dbt_tablestream: the project var tablestream_commit_protocol is '" ~ chosen ~ "'. Accepted values: auto (the "
-        ~ "default: reapply on a Databricks SQL warehouse, marked elsewhere), marked (the commit carries Delta's "
-        ~ "idempotent-write session settings), reapply (no session settings: an unlogged window is re-applied). "
-        ~ "Nothing was written.") }}
-  {%- endif -%}
+  {%- set chosen = dbt_tablestream._stream_project_var('tablestream_commit_protocol') -%}
   {%- if chosen != 'auto' -%}
     {{ return({'name': chosen, 'reason': "the project var tablestream_commit_protocol is '" ~ chosen ~ "'"}) }}
   {%- endif -%}

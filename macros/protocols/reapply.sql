@@ -121,7 +121,8 @@ when not matched then insert *
      files are small, with the same limits. Set when the package creates a table_stream target or an
      offsets log, and added by _reapply_commit to a target built under the marked protocol. --#}
 {% macro _reapply_table_properties() %}
-  {{ return({'delta.autoOptimize.autoCompact': 'true'} if var('tablestream_compact_every', 50) | int > 0 else {}) }}
+  {%- set compacts = dbt_tablestream._stream_project_var('tablestream_compact_every') > 0 -%}
+  {{ return({'delta.autoOptimize.autoCompact': 'true'} if compacts else {}) }}
 {% endmacro %}
 
 

@@ -26,7 +26,7 @@
 {#-- Whether this project arms the test hooks: the var `tablestream_test_hooks`, which only the test
      suite's projects set. --#}
 {% macro _test_hooks_armed() %}
-  {{ return(var('tablestream_test_hooks', false) in [true, 'true', 'True']) }}
+  {{ return(dbt_tablestream._stream_project_var('tablestream_test_hooks')) }}
 {% endmacro %}
 
 

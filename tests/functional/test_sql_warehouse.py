@@ -66,7 +66,7 @@ def test_what_cannot_be_applied_exactly_once_without_settings_is_refused_and_wri
     )
     bench.refused(
         "log",
-        "tablestream_commit_protocol is 'sometimes'",
+        "invalid tablestream_commit_protocol 'sometimes' (a project var; nothing was written)",
         "Accepted values: auto",
         args=("--vars", "{tablestream_commit_protocol: sometimes}"),
     )

@@ -21,6 +21,7 @@ from dbt_tablestream.exceptions import StreamError
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "configuration.md"
 SPEC: dict[str, dict[str, Any]] = render("_stream_config_spec")
+PROJECT_VARS: dict[str, dict[str, Any]] = render("_stream_project_var_spec")
 # stream_aggregate first: a test that takes the last one a config applies to keeps its old one.
 MATERIALIZATIONS = ("stream_aggregate", "table_stream", "stream_merge")
 AGGREGATE = {"group_by": "g", "aggregates": {"n": "count(*)", "total": "sum(x)"}}
@@ -173,6 +174,33 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
     assert "var('tablestream_stream_read'" not in "".join(p.read_text() for p in ROOT.glob("macros/**/*.sql"))
 
 
+def test_every_project_var_is_read_through_its_spec_entry() -> None:
+    """One default and one check per project var: only _stream_project_var and _stream_model_config
+    (model_config.sql) call var(), and every var they are asked for is in the spec."""
+    macros = {path: path.read_text() for path in ROOT.glob("macros/**/*.sql")}
+    direct = [str(path.relative_to(ROOT)) for path, text in macros.items() if re.search(r"\bvar\(", text)]
+    assert direct == ["macros/materializations/model_config.sql"]
+    asked = set(re.findall(r"_stream_project_var\('(\w+)'\)", "".join(macros.values())))
+    assert asked == set(PROJECT_VARS)
+
+
+@pytest.mark.parametrize(
+    "name,value,fragment",
+    [
+        ("tablestream_commit_protocol", "sometimes", "invalid tablestream_commit_protocol 'sometimes' (a project var"),
+        ("tablestream_compact_every", -1, "tablestream_compact_every (a project var; nothing was written) must be"),
+        ("tablestream_test_hooks", "yes", "tablestream_test_hooks (a project var; nothing was written) must be"),
+    ],
+)
+def test_a_project_var_outside_what_it_accepts_is_refused_with_what_it_accepts(
+    name: str, value: Any, fragment: str
+) -> None:
+    with pytest.raises(StreamError) as refused:
+        render("_config_checked", name, value, PROJECT_VARS[name], "dbt_tablestream")
+    assert fragment in str(refused.value)
+    assert render("_stream_config_accepted", PROJECT_VARS[name]) in str(refused.value)
+
+
 HAND_WRITTEN = (
     "<!-- Above: rendered from _stream_config_spec (TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit rewrites it). "
     "Below: written by hand, with a section per config in the spec's order. -->"
@@ -221,6 +249,20 @@ def config_reference() -> str:
         "",
         "`open_stream(mode=..., start_at=...)`, the PySpark API, takes `stream_mode` as `mode` and",
         f"`start_at`: {render('_stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
+        "",
+        "## Every project var",
+        "",
+        "Rendered from `_stream_project_var_spec` (settings_spec.sql), read only through",
+        "`_stream_project_var` and checked as a config is; `tablestream_stream_read` is `stream_read`'s",
+        "project-wide default, in the table above.",
+        "",
+        "| project var | kind | accepted | default |",
+        "|---|---|---|---|",
+    ]
+    for name, entry in PROJECT_VARS.items():
+        accepted = render("_stream_config_accepted", entry).replace("|", "\\|")
+        lines.append(f"| `{name}` | {entry['kind'].replace('_', ' ')} | {accepted} | {shown(entry['default'])} |")
+    lines += [
         "",
         HAND_WRITTEN,
         "",
