@@ -69,12 +69,9 @@
                              'target_rows': checked.target_rows,
                              'type': ranges_spec.type if ranges_spec is not none else none} -%}
     {%- endif -%}
-    {%- set properties = config.get('tblproperties') or {} -%}
     {%- set write_choice = dbt_tablestream._stream_net_write_choice(
           {'count': window_keys.count, 'listed': window_keys.listed, 'files': window_keys.files},
-          {'rows': window_keys.target_rows,
-           'vectors': (properties.get('delta.enableDeletionVectors') | string | lower) == 'true',
-           'feed': (properties.get('delta.enableChangeDataFeed') | string | lower) == 'true'},
+          dict(settings.target_layout, rows=window_keys.target_rows),
           {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys,
            'max_rows_per_file': settings.max_rows_per_file}) -%}
     {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {

@@ -5,8 +5,8 @@
 
 {#-- stream_merge's strategies (docs/architecture.md, "stream_merge's strategies"): the SQL of a run
      for each way a target is kept, chosen once from the settings (_stream_settings_of's
-     `strategy`), as dbt-spark's incremental strategies are. Each returns the run's plan and runs
-     nothing:
+     `strategy`), as dbt-spark's incremental strategies are. Each returns the run's plan and sends
+     no statement of its own (relation_exists and relation_columns, below, are the caller's):
      - `statements`: statements to run before the target's commit ({name, sql}; the tombstones of
        CDC events);
      - `write_sql`: the rows of a rebuild (written by stream_write_sql), or the MERGE of a later run;

@@ -160,14 +160,19 @@
 
 {#-- The settings of the stream model being compiled or run, validated by _stream_settings_of,
      after the checks that need the connection (the engine, and dbt-spark's shared session), with
-     the run's commit protocol (`protocol`: _stream_commit_protocol's {name, reason}). --#}
+     the run's commit protocol (`protocol`: _stream_commit_protocol's {name, reason}) and what the
+     model's dbt tblproperties give its target (`target_layout`: {vectors, feed}, which a window's
+     write is chosen by). --#}
 {% macro _stream_settings() %}
   {%- set model_name = model.name if model is defined else this.identifier -%}
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream._validate_stream_session(model_name) -%}
   {%- set settings = dbt_tablestream._stream_settings_of(dbt_tablestream._stream_configs('Model ' ~ model_name),
                                                          'Model ' ~ model_name, config.get('materialized', none)) -%}
-  {{ return(dict(settings, protocol=dbt_tablestream._stream_commit_protocol())) }}
+  {%- set properties = config.get('tblproperties') or {} -%}
+  {%- set target_layout = {'vectors': (properties.get('delta.enableDeletionVectors') | string | lower) == 'true',
+                           'feed': (properties.get('delta.enableChangeDataFeed') | string | lower) == 'true'} -%}
+  {{ return(dict(settings, protocol=dbt_tablestream._stream_commit_protocol(), target_layout=target_layout)) }}
 {% endmacro %}
 
 

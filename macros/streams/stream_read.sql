@@ -7,16 +7,16 @@
     {{ return("(select * from " ~ relation ~ " where 1 = 0)") }}
   {%- endif -%}
   {%- set resolved = dbt_tablestream.resolve_stream(relation, default_suffix) -%}
-  {{ return(dbt_tablestream._stream_read_sql(resolved.stream, relation, resolved.columns)) }}
+  {{ return(dbt_tablestream._stream_read_sql(resolved.stream, relation, resolved.columns, resolved.materialized)) }}
 {% endmacro %}
 
 
 {#-- The read of a resolved stream (`columns`: the source's): its change rows, and for a
-     stream_aggregate with a window, beside them the source's rows as of the window's end, the
-     two picked by _stream_rows_switch. --#}
-{% macro _stream_read_sql(stream, relation, columns) %}
+     stream_aggregate (`materialized`, the settings') with a window, beside them the source's rows
+     as of the window's end, the two picked by _stream_rows_switch. --#}
+{% macro _stream_read_sql(stream, relation, columns, materialized) %}
   {%- set rows_sql = dbt_tablestream.change_rows_sql(stream, relation, columns) -%}
-  {%- if config.get('materialized') == 'stream_aggregate' and not stream.snapshot -%}
+  {%- if materialized == 'stream_aggregate' and not stream.snapshot -%}
     {%- set current = dbt_tablestream._stream_input_with(stream, {'snapshot': true}) -%}
     {%- set current = dbt_tablestream._stream_input_with(current,
         {'view': dbt_tablestream.window_relation_sql(relation, current, columns)}) -%}
@@ -88,8 +88,8 @@
 
 {#-- The stream's identity, offset and window, pinned now: the offset is the larger of the offsets
      log and the target's own marker (docs/architecture.md, "One stream run, traced", step 1); `to`
-     is the source's latest version. Returns {stream, columns}: the stream and its window's columns
-     (window_columns). --#}
+     is the source's latest version. Returns {stream, columns, materialized}: the stream, its
+     window's columns (window_columns) and the model's materialization, from its settings. --#}
 {% macro spark__resolve_stream(relation, default_suffix) %}
   {%- set settings = dbt_tablestream._stream_settings() -%}
   {%- set stream_name = settings.stream_name or (this.identifier ~ '__' ~ default_suffix) -%}
@@ -175,7 +175,7 @@
     {%- set stream = dbt_tablestream._stream_input_with(stream,
         {'view': dbt_tablestream._register_stream_window(relation, stream, table_id, true, columns)}) -%}
   {%- endif -%}
-  {{ return({'stream': stream, 'columns': columns}) }}
+  {{ return({'stream': stream, 'columns': columns, 'materialized': settings.materialized}) }}
 {% endmacro %}
 
 

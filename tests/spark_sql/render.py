@@ -289,7 +289,9 @@ class ModelRender:
         package = dict(self.package)
 
         def stream_read(*_: Any) -> str:
-            return str(self.package["_stream_read_sql"](stream, self.source, self.source_columns))
+            return str(
+                self.package["_stream_read_sql"](stream, self.source, self.source_columns, self.config.materialized)
+            )
 
         package["source_stream"] = stream_read
         context = {**self.context, "dbt_tablestream": package}
