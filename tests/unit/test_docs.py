@@ -117,3 +117,13 @@ def test_every_file_and_macro_the_architecture_doc_names_exists() -> None:
         if section not in sections
     ]
     assert cited == []
+
+
+def test_every_materialization_has_its_flow_diagram() -> None:
+    """docs/flows.md draws one run of each materialization the package defines, under its name."""
+    materializations = set()
+    for path in (ROOT / "macros").rglob("*.sql"):
+        materializations |= set(re.findall(r"{%-?\s*materialization\s+(\w+),", path.read_text()))
+    page = (ROOT / "docs" / "flows.md").read_text()
+    drawn = set(re.findall(r"^## (\w+)\n\n```mermaid\nflowchart", page, re.M))
+    assert materializations and sorted(materializations - drawn) == []
