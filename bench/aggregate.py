@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import FILE_ROWS, RESULTS, Bench, Measurement, bench_workspace, machine, run_model
+from _harness import FILE_ROWS, RESULTS, Bench, Measurement, bench_workspace, machine, run_model
 
 CUSTOMERS = 100_000
 PATTERNS = ("clustered", "extremes")

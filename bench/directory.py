@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "directory.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    from _harness import machine  # the same machine record as every benchmark
     from dbt.cli.main import dbtRunner
-    from run import machine  # the same machine record as bench/run.py
 
     work = Path(tempfile.mkdtemp(prefix="tablestream-directory-"))
     try:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, Measurement, machine, run_model
+from _harness import RESULTS, Bench, Measurement, machine, run_model
 
 VARIANTS = ("events", "events_ignore_nulls", "plain")
 KEYS = 100_000

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     sys.path[:0] = [str(BENCH)]
-    from run import change_statements, machine, source_statements
+    from _harness import change_statements, machine, source_statements
     from small_window import Project, Run, statement_gaps
 
     def log(line: str) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, Measurement, machine, run_model
+from _harness import RESULTS, Bench, Measurement, machine, run_model
 
 VARIANTS = ("scd2", "plain")
 CHANGES_PER_KEY = 3

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{result['rows_per_second']:>8,} rows/s ({result['commits']} commits, {result['seconds']} s)",
             flush=True,
         )
-    from run import machine  # the same machine record as bench/run.py
+    from _harness import machine  # the same machine record as every benchmark
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine(), "results": results}, indent=1))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import FILE_ROWS, RESULTS, Bench, write_points
+from _harness import FILE_ROWS, RESULTS, Bench, write_points
 
 TABLE = "analytics.keyed"
 PUSHDOWN = "spark.sql.parquet.filterPushdown"

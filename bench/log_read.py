@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import FILE_ROWS, RESULTS, Bench, Measurement, run_model, variant_medians, write_results
+from _harness import FILE_ROWS, RESULTS, Bench, Measurement, run_model, variant_medians, write_results
 
 MODELS = {"feed": "table_stream", "log": "table_stream_delta_log"}
 

@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, bench_workspace, machine
+from _harness import RESULTS, Bench, bench_workspace, machine
 
 WRITE_METRICS = ("numTargetFilesRemoved", "numTargetFilesAdded", "numTargetRowsCopied")
 

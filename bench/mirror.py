@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, Measurement, run_model, variant_medians, write_results
+from _harness import RESULTS, Bench, Measurement, run_model, variant_medians, write_results
 
 MIRRORS = {"mirror": "snapshot_mirror", "mirror_dv": "snapshot_mirror_dv"}
 MODELS = {**MIRRORS, "rebuild": "snapshot_rebuild"}

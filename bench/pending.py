@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import EXAMPLE, RESULTS, machine, run_process
+from _harness import EXAMPLE, RESULTS, machine, run_process
 
 
 def pending(command: list[str]) -> tuple[float, int, str]:

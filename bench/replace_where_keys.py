@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, write_points
+from _harness import RESULTS, Bench, write_points
 
 TABLE = "analytics.target"
 CONSTRAINT_CHECK = "spark.databricks.delta.replaceWhere.constraintCheck.enabled"

@@ -41,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aggregate
-from run import RESULTS, Bench, bench_workspace, machine
+from _harness import RESULTS, Bench, bench_workspace, machine
 
 MODELS = {"aggregate": ("aggregate_stream", "aggregate_table"), "keyed": ("stream_merge", "rebuild")}
 
@@ -112,7 +112,7 @@ def profile_run(bench: Bench, model: str) -> dict[str, Any]:
 
 def prepare(bench: Bench, source: str, rows: int, pattern: str = "clustered") -> Callable[[int], None]:
     """Builds the source and both models; returns what commits round `n`'s change (`pattern`:
-    clustered or scattered, bench/run.py's change_statements)."""
+    clustered or scattered, bench/_harness.py's change_statements)."""
     if source == "aggregate":
         aggregate.create_source(bench, rows)
         bench.dbt(["run", "--full-refresh", "-s", *MODELS[source]])

@@ -6,7 +6,7 @@ a window should get, measured before the package chooses one (issue: scattered c
 files of 250,000 rows (bench/run.py's `--scale` source). Each candidate has its own target, a copy
 in that layout (with deletion vectors on or off as the candidate needs). Each round commits a mixed
 0.1% change to the source (`--pattern`: scattered over every file, or clustered in blocks of
-neighbouring keys; bench/run.py's `change_statements`), nets the window into a small table (per key
+neighbouring keys; bench/_harness.py's `change_statements`), nets the window into a small table (per key
 its last change; not timed, every candidate reads the same one) and times, in a rotated order:
 - `merge`: MERGE with update, delete and insert clauses into a copy-on-write target, the window's
   key ranges in its ON clause (what `stream_merge` writes today);
@@ -62,7 +62,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import (
+from _harness import (
     FILE_ROWS,
     RESULTS,
     Bench,

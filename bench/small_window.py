@@ -77,7 +77,7 @@ MODEL_SQL = {
         "{% endif %}\n"
     ),
 }
-# `t` is this benchmark's source, `src` bench/fresh_scale.py's (bench/run.py's source_statements).
+# `t` is this benchmark's source, `src` bench/fresh_scale.py's (bench/_harness.py's source_statements).
 SOURCES_YML = "version: 2\nsources:\n  - name: app\n    tables:\n      - name: t\n      - name: src\n"
 # The local topology's source statements, run by a dbt process of their own.
 SQL_MACRO = (
@@ -412,9 +412,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    # bench/run.py's machine() and the Thrift cluster (tests/cluster) import from here on.
+    # bench/_harness.py's machine() and the Thrift cluster (tests/cluster) import from here on.
     sys.path[:0] = [str(BENCH), str(ROOT)]
-    from run import machine
+    from _harness import machine
 
     measured_on = machine()
 

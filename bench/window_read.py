@@ -1,7 +1,7 @@
 """Benchmark: where a scattered window's run goes beyond its bare write (issue: scattered changes).
 In one warm local session, on bench/run.py's `--scale` source (key-ordered files of 250,000 rows,
 the change feed and deletion vectors on) and a copy of it with deletion vectors, each round
-commits a scattered 0.1% change (bench/run.py's `change_statements`: an UPDATE and a DELETE, both
+commits a scattered 0.1% change (bench/_harness.py's `change_statements`: an UPDATE and a DELETE, both
 by deletion vector, and an INSERT) and times, one after another:
 - `raw_count`: `count(*)` of the window's `table_changes`;
 - `net_count`: `count(*)` of its net changes (per key its last change), the window a run reads;
@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, change_statements, net_window_sql, write_points
+from _harness import RESULTS, Bench, change_statements, net_window_sql, write_points
 from scattered_writes import COLUMNS, CONSTRAINT_CHECK, Writes
 
 STEPS = (

@@ -1,6 +1,6 @@
 """Benchmark: a no-op run and `tablestream status` after a year of runs' offsets rows.
 
-One warm local session (bench/run.py's Bench), a `stream_merge` model over a small source:
+One warm local session (bench/_harness.py's Bench), a `stream_merge` model over a small source:
 
 1. `fresh`: after `warmup` no-op runs (a warm JVM, as the year's runs have), `rounds` no-op runs
    of the model (nothing new in the source: the run reads the position, finds an empty window and
@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import RESULTS, Bench, machine, run_process
+from _harness import RESULTS, Bench, machine, run_process
 
 STREAM = "stream_merge__app_src"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from run import FILE_ROWS, change_statements, net_window_sql, source_statements
+from _harness import FILE_ROWS, change_statements, net_window_sql, source_statements
 
 COLUMNS = "id, category, amount, updated_at"
 ALIGNED = {"spark.sql.files.openCostInBytes": str(1 << 40)}
