@@ -1,4 +1,10 @@
-"""Benchmark: where a scattered window's run goes beyond its bare write (issue: scattered changes).
+"""Where a scattered window's run goes beyond its bare write: run for issue 78 at d92ed4c
+(2026-12-05, 10M rows) and at b40b239 (2026-12-06, 100M rows with the rebuild step);
+bench/README.md, "Where a scattered window's run goes", keeps what it decided: a scattered window of
+a source with deletion vectors costs a scan of the whole source to read (Delta's change feed) and
+its replace a scan of the target's keys against the list, so no replace reaches 0.3x a rebuild,
+and Delta's join-based `replaceOn` is not open to SQL.
+
 In one warm local session, on bench/run.py's `--scale` source (key-ordered files of 250,000 rows,
 the change feed and deletion vectors on) and a copy of it with deletion vectors, each round
 commits a scattered 0.1% change (bench/_harness.py's `change_statements`: an UPDATE and a DELETE, both
@@ -20,10 +26,10 @@ by deletion vector, and an INSERT) and times, one after another:
 The two replaces and the key scan run with Parquet's filter pushdown off, as the package's replace
 commit runs them (`stream_commit_open_sql`'s `replaces`); results before 2026-12-06 had it on.
 
-    python bench/window_read.py                      # 10M rows, 2 rounds: 6 minutes here
-    python bench/window_read.py --rows 1000000 --rounds 1 --out /tmp/window_read.json
-    python bench/window_read.py --source-vectors off --out bench/results/window_read_cow_source.json
-    python bench/window_read.py --rows 100000000 --out bench/results/window_read_100m.json   # 9-11 minutes
+    python bench/experiments/window_read.py          # 10M rows, 2 rounds: 6 minutes here
+    python bench/experiments/window_read.py --rows 1000000 --rounds 1 --out /tmp/window_read.json
+    python bench/experiments/window_read.py --source-vectors off --out bench/results/window_read_cow_source.json
+    python bench/experiments/window_read.py --rows 100000000 --out bench/results/window_read_100m.json   # 9-11 minutes
 
 `--source-vectors off` turns the source's deletion vectors off after it is built, so that its
 UPDATE and DELETE rewrite the files they touch and write change data files, which the window's
@@ -40,7 +46,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _harness import RESULTS, Bench, change_statements, net_window_sql, write_points
 from scattered_writes import COLUMNS, CONSTRAINT_CHECK, Writes

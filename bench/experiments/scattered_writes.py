@@ -1,4 +1,10 @@
-"""Benchmark: the ways one stream window's net changes can be written to a keyed Delta target, side
+"""The writes one window can get, side by side: run for issue 78 at b011dd7 (2026-12-05) and for
+issue 97 at 9d60a34 (2026-12-06, the rewrite from itself); bench/README.md, "Writes for one window"
+and "The write of a window", keep what it decided: `merge_write: auto`, a clustered window merged
+(by copying files on a deletion-vector target), a scattered one replaced by vectors on a
+deletion-vector target and rewritten from itself on a copy-on-write one.
+
+The ways one stream window's net changes can be written to a keyed Delta target, side
 by side in one warm local session, with nothing of dbt's or the package's around them: which write
 a window should get, measured before the package chooses one (issue: scattered changes).
 
@@ -44,9 +50,9 @@ of its rows (`--no-check` skips it). Also recorded:
 the size of a replaceWhere commit's commitInfo, and whether repeating its statement with the same
 txnAppId and txnVersion is skipped (no new version), the idempotence a write must have.
 
-    python bench/scattered_writes.py                      # 10M rows, scattered, 5 rounds
-    python bench/scattered_writes.py --rows 1000000 --rounds 2 --out /tmp/writes.json
-    python bench/scattered_writes.py --pattern clustered --out bench/results/scattered_writes_clustered.json
+    python bench/experiments/scattered_writes.py          # 10M rows, scattered, 5 rounds
+    python bench/experiments/scattered_writes.py --rows 1000000 --rounds 2 --out /tmp/writes.json
+    python bench/experiments/scattered_writes.py --pattern clustered --out bench/results/scattered_writes_clustered.json
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _harness import (
     FILE_ROWS,

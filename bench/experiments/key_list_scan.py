@@ -1,6 +1,10 @@
-"""Benchmark: what finding a replaceWhere's listed keys in its target costs (issue: scattered
-changes). A replaceWhere deletes the rows its `<key> IN (<the window's keys>)` predicate selects,
-so its DELETE scans the target's key column against the list. On a 10M-row target with deletion
+"""What finding a replaceWhere's listed keys in its target costs: run for issue 78 at f894302
+(2026-12-05, measured on e8effc5 with this script); bench/README.md, "Finding the listed keys",
+keeps what it decided: a replace's commit turns Parquet's filter pushdown off (42b580c), which
+tested each row group and page against the whole key list at a cost above the scan it saved.
+
+A replaceWhere deletes the rows its `<key> IN (<the window's keys>)` predicate selects, so its
+DELETE scans the target's key column against the list. On a 10M-row target with deletion
 vectors in `--scale`'s layout (key order, files of 250,000 rows), for each key count, 3 times each:
 - `id_scan`: `count(*), max(id)`, the key column's scan alone;
 - `in_list`: `count(*) WHERE id IN (<the keys>)`, Spark's and Delta's defaults;
@@ -8,8 +12,8 @@ vectors in `--scale`'s layout (key order, files of 250,000 rows), for each key c
   not test its row groups and pages against the list;
 - `semi_join`: `count(*) WHERE id IN (SELECT id FROM <a view of the same keys>)`, a semi join.
 
-    python bench/key_list_scan.py                      # 10M rows, 10,000 and 100,000 keys: 4 minutes here
-    python bench/key_list_scan.py --rows 1000000 --keys 1000 --out /tmp/key_list_scan.json
+    python bench/experiments/key_list_scan.py          # 10M rows, 10,000 and 100,000 keys: 4 minutes here
+    python bench/experiments/key_list_scan.py --rows 1000000 --keys 1000 --out /tmp/key_list_scan.json
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _harness import FILE_ROWS, RESULTS, Bench, write_points
 

@@ -1,4 +1,9 @@
-"""Benchmark: what the length of a replaceWhere's key list costs, with Delta's check of every
+"""What the length of a replaceWhere's key list costs: run for issue 78 at aac6960 (2026-12-05);
+bench/README.md, "A replaceWhere's key list", keeps what it decided: the marked protocol's replace
+commit turns Delta's constraint check off, `replace_where_max_keys` defaults to 100,000, and the
+reapply protocol, which cannot turn the check off, lists at most 10,000 keys.
+
+What the length of a replaceWhere's key list costs, with Delta's check of every
 inserted row against the predicate on (Delta's default, and all a SQL warehouse can do) and off
 (what the marked protocol's commit sets: `replaceWhere.constraintCheck.enabled`), so as to bound
 the keys a window may list (issue: scattered changes).
@@ -8,8 +13,8 @@ A target of `--rows` keyed rows with deletion vectors on gets, for each of `--ke
 new rows>`, timed with the check on and then off; the target's row count is checked after each.
 Measured too: the seconds Spark takes to plan the statement (EXPLAIN) and its size.
 
-    python bench/replace_where_keys.py                       # 2M rows; 10,000, 50,000, 100,000 keys
-    python bench/replace_where_keys.py --rows 200000 --keys 1000 5000 --out /tmp/keys.json
+    python bench/experiments/replace_where_keys.py           # 2M rows; 10,000, 50,000, 100,000 keys
+    python bench/experiments/replace_where_keys.py --rows 200000 --keys 1000 5000 --out /tmp/keys.json
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _harness import RESULTS, Bench, write_points
 

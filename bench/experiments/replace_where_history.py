@@ -1,4 +1,9 @@
-"""Benchmark: what a target's history costs after many `INSERT ... REPLACE WHERE <key> IN (<the
+"""What 1,000 replaceWhere commits do to a target's history: run for issue 78 at 15c6e52
+(2026-12-05, measured on b011dd7 with this script); bench/README.md, "A replaceWhere write's
+history", keeps what it decided: the target's reads do not grow with the stored key lists, so the
+history needs no cap on the keys a window lists (the cap bounds the statement's size instead).
+
+What a target's history costs after many `INSERT ... REPLACE WHERE <key> IN (<the
 window's keys>)` commits, each of which stores its predicate (the whole key list) in its
 commitInfo (issue: scattered changes).
 
@@ -14,8 +19,8 @@ finds it):
 - `detail`: DESCRIBE DETAIL;
 and the bytes of the table's _delta_log and of one commit's commitInfo.
 
-    python bench/replace_where_history.py                       # 1,000 commits of 6,666 keys
-    python bench/replace_where_history.py --commits 50 --at 10 50 --out /tmp/history.json
+    python bench/experiments/replace_where_history.py           # 1,000 commits of 6,666 keys
+    python bench/experiments/replace_where_history.py --commits 50 --at 10 50 --out /tmp/history.json
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _harness import RESULTS, Bench, write_points
 
