@@ -34,6 +34,38 @@ PROJECT = BENCH / "project"
 EXAMPLE = ROOT / "example_project"
 # The file bound of the key-ordered copies (the package's default max_rows_per_file).
 FILE_ROWS = 250_000
+# --tiny: a maintained benchmark on its smallest data and one round, through the same code as its
+# full run, so that a broken benchmark fails a test (bench/tiny.py runs them; bench/README.md).
+TINY_HELP = (
+    "the smallest data and one round, the full run's code; its JSON in a temporary folder (a check, not a figure)"
+)
+TINY_ROWS = 10_000
+# The warehouse of the one local session every benchmark of this process runs on (share_session).
+_SHARED: dict[str, Path] = {}
+
+
+def share_session(warehouse: Path, overrides: dict[str, str]) -> None:
+    """Start this process's local session on `warehouse`, the one every benchmark run in the
+    process then uses (bench/tiny.py: a JVM's start costs more than most tiny runs)."""
+    from dbt.adapters.tablestream._session import LocalSpark
+
+    LocalSpark.root(warehouse, overrides)
+    _SHARED["warehouse"] = warehouse
+
+
+def bench_warehouse(work: Path) -> Path:
+    """The warehouse of a benchmark's dbt project: its own under `work`, or the shared session's."""
+    return _SHARED.get("warehouse", work / "warehouse")
+
+
+def results_path(out: Path | None, name: str, tiny: bool) -> Path:
+    """Where a benchmark writes its results JSON: `out`, else bench/results/<name>; a --tiny run's
+    goes to a temporary folder, never to bench/results/, whose files the README quotes."""
+    if not tiny:
+        return out or RESULTS / name
+    if out is not None and out.resolve().is_relative_to(RESULTS):
+        raise SystemExit(f"--tiny writes no file under {RESULTS} (--out {out}); its figures are no measurement")
+    return out or Path(tempfile.mkdtemp(prefix="tablestream-bench-tiny-")) / name
 
 
 def source_statements(rows: int, row_tracking: bool = False, bounded: bool = False) -> list[str]:
@@ -238,7 +270,7 @@ class Bench:
 
     def __init__(self, work: Path) -> None:
         self.work = work
-        self.warehouse = work / "warehouse"
+        self.warehouse = bench_warehouse(work)
         self.project = work / "project"
         shutil.copytree(PROJECT, self.project)
         (self.project / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(ROOT)}]}))

@@ -39,7 +39,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import FILE_ROWS, RESULTS, Bench, Measurement, bench_workspace, machine, run_model
+from _harness import (
+    FILE_ROWS,
+    TINY_HELP,
+    TINY_ROWS,
+    Bench,
+    Measurement,
+    bench_workspace,
+    machine,
+    results_path,
+    run_model,
+)
 
 CUSTOMERS = 100_000
 PATTERNS = ("clustered", "extremes")
@@ -167,8 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--customers", type=int, default=CUSTOMERS, help="groups of the aggregate")
-    parser.add_argument("--out", type=Path, default=RESULTS / "aggregate.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/aggregate.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        # 1,000 customers: the extremes pattern deletes the first order of 100 neighbouring ones.
+        args.sizes, args.rounds, args.customers = [TINY_ROWS], 1, 1_000
+    args.out = results_path(args.out, "aggregate.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

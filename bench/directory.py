@@ -23,9 +23,9 @@ from typing import Any
 import yaml
 from deltalake import DeltaTable
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-RESULTS = BENCH / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import ROOT, TINY_HELP, bench_warehouse, machine, results_path
 
 
 def write_files(folder: Path, count: int) -> None:
@@ -38,22 +38,25 @@ def write_files(folder: Path, count: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--out", type=Path, default=RESULTS / "directory.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/directory.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.files = 30  # the second run's 10 replaced and 10 removed, and 10 left alone
+    args.out = results_path(args.out, "directory.json", args.tiny)
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from _harness import machine  # the same machine record as every benchmark
     from dbt.cli.main import dbtRunner
 
     work = Path(tempfile.mkdtemp(prefix="tablestream-directory-"))
     try:
-        landing, project = work / "landing", work / "project"
+        landing, project, warehouse = work / "landing", work / "project", bench_warehouse(work)
         write_files(landing, args.files)
         (project / "models").mkdir(parents=True)
         (project / "dbt_project.yml").write_text(
             yaml.safe_dump({"name": "directory_bench", "version": "1.0.0", "config-version": 2, "profile": "bench"})
         )
         (project / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(ROOT)}]}))
-        target = {"type": "tablestream", "schema": "analytics", "warehouse": str(work / "warehouse"), "threads": 1}
+        target = {"type": "tablestream", "schema": "analytics", "warehouse": str(warehouse), "threads": 1}
         (project / "profiles.yml").write_text(yaml.safe_dump({"bench": {"target": "dev", "outputs": {"dev": target}}}))
         (project / "models" / "files.sql").write_text(
             f"{{{{ config(materialized='directory_table', location='{landing}', include=['*.json']) }}}}\n"
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             wall = time.perf_counter() - began
             assert result.success, result.exception
             node = result.result.results[0]
-            version = DeltaTable(str(work / "warehouse" / "analytics.db" / "files")).version()
+            version = DeltaTable(str(warehouse / "analytics.db" / "files")).version()
             line = {
                 "run": label,
                 "wall_s": round(wall, 2),
@@ -93,14 +96,25 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(run("second: 10 replaced, 10 removed, 10 added"))
         runs.append(run("third: no change"))
         assert runs[2]["table_version"] == runs[1]["table_version"], "an unchanged folder must commit nothing"
+        line = (
+            f"RESULT files={args.files} first_s={runs[0]['wall_s']:.2f} changes_s={runs[1]['wall_s']:.2f} "
+            f"unchanged_s={runs[2]['wall_s']:.2f} spark_start_s={spark_start:.2f}"
+        )
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
             json.dumps(
-                {"machine": machine(), "files": args.files, "spark_start_s": round(spark_start, 2), "runs": runs},
+                {
+                    "machine": machine(),
+                    "files": args.files,
+                    "spark_start_s": round(spark_start, 2),
+                    "runs": runs,
+                    "result": line,
+                },
                 indent=1,
             )
         )
         print(f"Spark start {spark_start:.1f} s (not included above); wrote {args.out}")
+        print(line)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import RESULTS, Bench, Measurement, machine, run_model
+from _harness import TINY_HELP, TINY_ROWS, Bench, Measurement, machine, results_path, run_model
 
 VARIANTS = ("events", "events_ignore_nulls", "plain")
 KEYS = 100_000
@@ -86,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.001, 0.01])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "events.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/events.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.events, args.fractions, args.rounds = TINY_ROWS, [0.01], 1
+    args.out = results_path(args.out, "events.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

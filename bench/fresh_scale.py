@@ -36,8 +36,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-RESULTS = BENCH / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import TINY_HELP, change_statements, machine, results_path, source_statements
+from small_window import Project, Run, statement_gaps
+
 MERGE, REBUILD = "fs_merge", "fs_rebuild"
 MODEL_SQL = {
     MERGE: (
@@ -55,16 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000_000, help="the source's rows (default 20M)")
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds (default 5)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "fresh_scale.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/fresh_scale.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rows, args.rounds = 1000, 1
+    args.out = results_path(args.out, "fresh_scale.json", args.tiny)
     if args.rounds < 1 or args.rows < 1000:
         parser.error(f"--rounds must be at least 1 and --rows at least 1000, got {args.rounds} and {args.rows}")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    sys.path[:0] = [str(BENCH)]
-    from _harness import change_statements, machine, source_statements
-    from small_window import Project, Run, statement_gaps
 
     def log(line: str) -> None:
         print(line, flush=True)

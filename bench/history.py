@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import RESULTS, Bench, Measurement, machine, run_model
+from _harness import TINY_HELP, TINY_ROWS, Bench, Measurement, machine, results_path, run_model
 
 VARIANTS = ("scd2", "plain")
 CHANGES_PER_KEY = 3
@@ -69,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--fraction", type=float, default=0.001)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "history.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/history.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rows, args.rounds = TINY_ROWS, 1
+    args.out = results_path(args.out, "history.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

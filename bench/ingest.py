@@ -30,7 +30,10 @@ from dbt_tablestream.ingest import (
     connect,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import TINY_HELP, machine, results_path
+
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("amount", pa.int64())])
 
 
@@ -72,8 +75,12 @@ def run_case(rows: int, keys: int | None, flush_rows: int, mode: FlushMode) -> d
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--out", type=Path, default=RESULTS / "ingest.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/ingest.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rows = 2_000  # two flushes of the 1,000-row cases
+    args.out = results_path(args.out, "ingest.json", args.tiny)
     cases = [
         (args.rows, 10_000, 1_000, FlushMode.AUTO_FLUSH_SYNC),
         (args.rows, 10_000, 10_000, FlushMode.AUTO_FLUSH_SYNC),
@@ -90,11 +97,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{result['rows_per_second']:>8,} rows/s ({result['commits']} commits, {result['seconds']} s)",
             flush=True,
         )
-    from _harness import machine  # the same machine record as every benchmark
-
+    line = "RESULT " + " ".join(
+        f"{'cdc' if result['keys'] else 'append'}_{result['flush_mode'].removeprefix('AUTO_FLUSH_').lower()}_"
+        f"{result['flush_rows']}_rows_per_s={result['rows_per_second']}"
+        for result in results
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": machine(), "results": results}, indent=1))
+    args.out.write_text(json.dumps({"machine": machine(), "results": results, "result": line}, indent=1))
     print(f"wrote {args.out}")
+    print(line)
     return 0
 
 

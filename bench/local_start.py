@@ -35,8 +35,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-RESULTS = BENCH / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import TINY_HELP, results_path
+
 VARIANTS = ("resolve", "recorded", "archive")
 
 # The child process: what it measures it prints as one JSON line, last.
@@ -66,8 +68,12 @@ def start(overrides: dict[str, str]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=RESULTS / "local_start.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/local_start.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rounds = 1
+    args.out = results_path(args.out, "local_start.json", args.tiny)
     from dbt.adapters.tablestream._class_archive import CLASS_ARCHIVE_SETTING
     from dbt.adapters.tablestream._session import IVY_HOME
 

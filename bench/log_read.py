@@ -39,7 +39,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import FILE_ROWS, RESULTS, Bench, Measurement, run_model, variant_medians, write_results
+from _harness import (
+    FILE_ROWS,
+    TINY_HELP,
+    TINY_ROWS,
+    Bench,
+    Measurement,
+    results_path,
+    run_model,
+    variant_medians,
+    write_results,
+)
 
 MODELS = {"feed": "table_stream", "log": "table_stream_delta_log"}
 
@@ -111,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the changes committed before each round's reads: a stream that runs less often than its source changes",
     )
     parser.add_argument("--out", type=Path, help="default bench/results/log_read.json (log_read_dv.json with vectors)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
-    out = args.out or RESULTS / ("log_read_dv.json" if args.deletion_vectors else "log_read.json")
+    if args.tiny:
+        args.rows, args.rounds = TINY_ROWS, 1
+    out = results_path(args.out, "log_read_dv.json" if args.deletion_vectors else "log_read.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

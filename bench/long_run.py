@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import RESULTS, Bench, bench_workspace, machine
+from _harness import TINY_HELP, TINY_ROWS, Bench, bench_workspace, machine, results_path
 
 WRITE_METRICS = ("numTargetFilesRemoved", "numTargetFilesAdded", "numTargetRowsCopied")
 
@@ -48,8 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--model", default="stream_merge", help="a model of bench/project over app.src")
-    parser.add_argument("--out", type=Path, default=RESULTS / "long_run.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/long_run.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rows, args.runs = TINY_ROWS, 1
+    args.out = results_path(args.out, "long_run.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

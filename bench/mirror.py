@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import RESULTS, Bench, Measurement, run_model, variant_medians, write_results
+from _harness import TINY_HELP, TINY_ROWS, Bench, Measurement, results_path, run_model, variant_medians, write_results
 
 MIRRORS = {"mirror": "snapshot_mirror", "mirror_dv": "snapshot_mirror_dv"}
 MODELS = {**MIRRORS, "rebuild": "snapshot_rebuild"}
@@ -84,8 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--fraction", type=float, default=0.001)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "mirror.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/mirror.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rows, args.rounds = TINY_ROWS, 1
+    args.out = results_path(args.out, "mirror.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

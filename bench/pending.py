@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import EXAMPLE, RESULTS, machine, run_process
+from _harness import EXAMPLE, TINY_HELP, machine, results_path, run_process
 
 
 def pending(command: list[str]) -> tuple[float, int, str]:
@@ -41,8 +41,12 @@ def pending(command: list[str]) -> tuple[float, int, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "pending.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/pending.json)")
+    parser.add_argument("--tiny", action="store_true", help=f"{TINY_HELP}; the example's whole build still runs first")
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.rounds = 1
+    args.out = results_path(args.out, "pending.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     bin_dir = Path(sys.executable).parent
     dirs = ["--project-dir", str(EXAMPLE), "--profiles-dir", str(EXAMPLE)]

@@ -65,11 +65,14 @@ from _harness import (
     BENCH,
     EXAMPLE,
     RESULTS,
+    TINY_HELP,
+    TINY_ROWS,
     Bench,
     ColdRun,
     Measurement,
     bench_workspace,
     machine,
+    results_path,
     run_model,
     run_process,
 )
@@ -616,6 +619,7 @@ def main(argv: list[str] | None = None) -> int:
         help="--scale: the variants to run (default all); the results file keeps the others' cells at other sizes",
     )
     parser.add_argument("--report", type=Path, help="print bench/README.md's tables from this results JSON and stop")
+    parser.add_argument("--tiny", action="store_true", help=f"{TINY_HELP}; no cold start, no small window")
     args = parser.parse_args(argv)
     if args.report:
         results = json.loads(args.report.read_text())
@@ -636,6 +640,12 @@ def main(argv: list[str] | None = None) -> int:
             [0.0001, 0.001, 0.01, 0.1],
             3,
         )
+    if args.tiny:
+        # The cold starts and --quick's small window run the example and dbt in processes of their
+        # own, minutes even on tiny data: bench/README.md says which part no tiny run covers.
+        args.sizes, args.fractions, args.rounds = [TINY_ROWS], [0.001], 1
+        args.quick = args.full = False
+        args.skip_cold = True
     mode = (
         "cold"
         if args.cold_only
@@ -649,7 +659,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.scale
         else "run"
     )
-    args.out = args.out or RESULTS / (f"{mode}.json" if mode != "run" else "run_full.json" if args.full else "run.json")
+    args.out = results_path(
+        args.out, f"{mode}.json" if mode != "run" else "run_full.json" if args.full else "run.json", args.tiny
+    )
     args.skip_cold = args.skip_cold or mode != "run"
     headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
     os.environ.setdefault("DO_NOT_TRACK", "1")

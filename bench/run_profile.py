@@ -41,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aggregate
-from _harness import RESULTS, Bench, bench_workspace, machine
+from _harness import TINY_HELP, Bench, bench_workspace, machine, results_path
 
 MODELS = {"aggregate": ("aggregate_stream", "aggregate_table"), "keyed": ("stream_merge", "rebuild")}
 
@@ -140,9 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="rounds run first and not kept")
     parser.add_argument("--pattern", choices=("clustered", "scattered"), default="clustered")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        # bench/aggregate.py's source holds 100,000 customers, at least one order each.
+        args.rows, args.rounds, args.warmup = aggregate.CUSTOMERS, 1, 0
     suffix = "" if args.pattern == "clustered" else f"_{args.pattern}"
-    out = args.out or RESULTS / f"run_profile_{args.source}{suffix}.json"
+    out = results_path(args.out, f"run_profile_{args.source}{suffix}.json", args.tiny)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     started = time.perf_counter()

@@ -47,9 +47,10 @@ from typing import Any
 
 import yaml
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-RESULTS = BENCH / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import ROOT, TINY_HELP, machine, results_path
+
 MODELS = ("sw_merge", "sw_log", "sw_incremental")
 STOCK = "sw_incremental"
 TOPOLOGIES = ("local", "thrift")
@@ -349,7 +350,12 @@ def run_local(
 
 
 def run_thrift(
-    work: Path, project: Project, rounds: int, log: Callable[[str], None], measured: Callable[[list[Run]], None]
+    work: Path,
+    project: Project,
+    rounds: int,
+    log: Callable[[str], None],
+    measured: Callable[[list[Run]], None],
+    warm_rounds: int = 1,
 ) -> list[Run]:
     from tests.cluster.local_cluster import LocalCluster
 
@@ -375,7 +381,7 @@ def run_thrift(
         def change(sql: str) -> None:
             cluster.sql(sql)
 
-        return measure(project, "thrift", rounds, change, log, measured, warm_rounds=1)
+        return measure(project, "thrift", rounds, change, log, measured, warm_rounds)
     finally:
         cluster.stop()
 
@@ -401,21 +407,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds per topology (default 5)")
     parser.add_argument("--topologies", nargs="+", choices=TOPOLOGIES, default=list(TOPOLOGIES))
-    parser.add_argument("--out", type=Path, default=RESULTS / "small_window.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/small_window.json)")
     parser.add_argument("--report", type=Path, help="print bench/README.md's table from this results JSON and stop")
+    parser.add_argument("--tiny", action="store_true", help=f"{TINY_HELP}; no Thrift warm-up round")
     args = parser.parse_args(argv)
     if args.report:
         print(markdown(json.loads(args.report.read_text())))
         return 0
+    if args.tiny:
+        args.rounds = 1
+    args.out = results_path(args.out, "small_window.json", args.tiny)
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    # bench/_harness.py's machine() and the Thrift cluster (tests/cluster) import from here on.
-    sys.path[:0] = [str(BENCH), str(ROOT)]
-    from _harness import machine
-
+    sys.path[:0] = [str(ROOT)]  # the Thrift cluster (tests/cluster) imports from here on
     measured_on = machine()
 
     def log(line: str) -> None:
@@ -441,7 +448,10 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 line = write(args.out, measured_on, arguments, started, topologies)
 
-            measured = (run_local if topology == "local" else run_thrift)(work, project, args.rounds, log, keep)
+            if topology == "local":
+                measured = run_local(work, project, args.rounds, log, keep)
+            else:
+                measured = run_thrift(work, project, args.rounds, log, keep, warm_rounds=0 if args.tiny else 1)
             report(topology, measured, summarize(measured), log)
     finally:
         shutil.rmtree(work, ignore_errors=True)

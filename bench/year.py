@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import RESULTS, Bench, machine, run_process
+from _harness import TINY_HELP, Bench, machine, results_path, run_process
 
 STREAM = "stream_merge__app_src"
 
@@ -70,8 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=10, help="no-op runs before the fresh ones, not measured")
     parser.add_argument("--compact-every", type=int, default=50, help="as the var tablestream_compact_every")
-    parser.add_argument("--out", type=Path, default=RESULTS / "year.json")
+    parser.add_argument("--out", type=Path, help="the results JSON (default bench/results/year.json)")
+    parser.add_argument("--tiny", action="store_true", help=TINY_HELP)
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.warmup, args.rounds = 0, 1
+        # As many commits as make the first no-op run after them a compacting one: a run compacts
+        # when its stream's rows in the log, the build's and its own counted, reach a multiple.
+        args.commits = -(2 + args.warmup + args.rounds) % args.compact_every
+    args.out = results_path(args.out, "year.json", args.tiny)
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
