@@ -32,7 +32,7 @@
                     ~ (' committed ' ~ status.source_time if status.source_time else '')],
       ['lag', (status.lag_versions | string) ~ ' versions, ' ~ dbt_tablestream._format_duration(status.lag_seconds)],
       ['stale', ('YES (' ~ status.refusal ~ '): ' ~ status.problem) if status.stale else 'no'],
-      ['goes stale', ('from ' ~ status.at_risk_from ~ ' if not run (the oldest unconsumed change passes the source''s'
+      ['goes stale', ('from ' ~ status.at_risk_from ~ ' if not run (the oldest unconsumed change passes the source\'s'
                       ~ ' log or file retention)')
                      if status.at_risk_from else 'not at risk: nothing unconsumed'],
       ['last run', (status.committed_at | string) ~ ', '

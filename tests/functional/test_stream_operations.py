@@ -92,6 +92,7 @@ def test_reset_to_start_drop_describe_and_history(tmp_path: Path, capsys: pytest
     project.run_ok("run-operation", "dbt_tablestream.describe_stream", "--args", f"{{stream_name: {STREAM}}}")
     described = capsys.readouterr().out
     assert "goes stale" in described and "from " in described and "1 versions" in described
+    assert "passes the source's log or file retention" in described
 
     project.run_ok("run-operation", "dbt_tablestream.reset_stream", "--args", f"{{stream_name: {STREAM}}}")
     assert "its next run rebuilds analytics.log from its start_at" in capsys.readouterr().out
