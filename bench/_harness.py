@@ -15,6 +15,7 @@ import platform
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -411,9 +412,9 @@ class ColdRun:
     statement_seconds: float | None = None
 
 
-def run_process(command: list[str], log_dir: Path | None = None) -> ColdRun:
-    """Runs `command` in a new process and times it; with `log_dir`, counts the statements dbt sent
-    from its JSON file log there."""
+def timed_process(command: list[str]) -> float:
+    """Runs `command` in a new process (dbt's tracking off) and returns its seconds; a failure
+    raises with the ends of its output."""
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "DO_NOT_TRACK": "1"})
     seconds = time.perf_counter() - started
@@ -421,6 +422,28 @@ def run_process(command: list[str], log_dir: Path | None = None) -> ColdRun:
         raise RuntimeError(
             f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
+    return seconds
+
+
+def local_cluster(work: Path) -> Any:
+    """tests/cluster/local_cluster.py's cluster under `work`, not started, with Delta's jars resolved
+    in a process of its own: a JVM left in the caller's process would sit beside every measured run."""
+    from tests.cluster.local_cluster import LocalCluster
+
+    resolver = (
+        "import json, sys; from pathlib import Path; from tests.cluster.local_cluster import resolved_delta_jars; "
+        "print(json.dumps(resolved_delta_jars(Path(sys.argv[1]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", resolver, str(work / "resolver")], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    return LocalCluster(work / "cluster", jars=json.loads(done.stdout.splitlines()[-1]))
+
+
+def run_process(command: list[str], log_dir: Path | None = None) -> ColdRun:
+    """Runs `command` in a new process and times it; with `log_dir`, counts the statements dbt sent
+    from its JSON file log there."""
+    seconds = timed_process(command)
     if log_dir is None:
         return ColdRun(seconds)
     elapsed = []

@@ -35,7 +35,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,7 +48,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import ROOT, TINY_HELP, machine, results_path
+from _harness import ROOT, TINY_HELP, local_cluster, machine, results_path, timed_process
 
 MODELS = ("sw_merge", "sw_log", "sw_incremental")
 STOCK = "sw_incremental"
@@ -201,13 +200,7 @@ class Project:
         command += [*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
         if args[0] != "deps":
             command += ["--target", target]
-        started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "DO_NOT_TRACK": "1"})
-        seconds = time.perf_counter() - started
-        if done.returncode != 0:
-            raise RuntimeError(
-                f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-            )
+        seconds = timed_process(command)
         return seconds, logged_statements(log_dir / "dbt.log") if log_name is not None else []
 
 
@@ -357,18 +350,8 @@ def run_thrift(
     measured: Callable[[list[Run]], None],
     warm_rounds: int = 1,
 ) -> list[Run]:
-    from tests.cluster.local_cluster import LocalCluster
-
     started = time.perf_counter()
-    # Resolved in a process of its own: a JVM left in this one would sit beside every measured run.
-    resolver = (
-        "import json, sys; from pathlib import Path; from tests.cluster.local_cluster import resolved_delta_jars; "
-        "print(json.dumps(resolved_delta_jars(Path(sys.argv[1]))))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", resolver, str(work / "resolver")], capture_output=True, text=True, cwd=ROOT, check=True
-    )
-    cluster = LocalCluster(work / "cluster", jars=json.loads(done.stdout.splitlines()[-1]))
+    cluster = local_cluster(work)
     cluster.start()
     try:
         log(f"thrift: local cluster up in {time.perf_counter() - started:.0f} s")

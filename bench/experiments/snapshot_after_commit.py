@@ -18,10 +18,8 @@ shuffle partition.
 
 from __future__ import annotations
 
-import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 ORDER = "epoch desc nulls last, to_version desc nulls last, committed_at desc nulls last"
 READS = {
@@ -44,19 +43,11 @@ ROUNDS = 6
 
 
 def main() -> None:
+    from _harness import local_cluster
     from pyhive import hive
 
-    from tests.cluster.local_cluster import LocalCluster
-
     work = Path(tempfile.mkdtemp(prefix="tablestream-snapshot-"))
-    resolver = (
-        "import json, sys; from pathlib import Path; from tests.cluster.local_cluster import resolved_delta_jars; "
-        "print(json.dumps(resolved_delta_jars(Path(sys.argv[1]))))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", resolver, str(work / "resolver")], capture_output=True, text=True, cwd=ROOT, check=True
-    )
-    cluster = LocalCluster(work / "cluster", jars=json.loads(done.stdout.splitlines()[-1]))
+    cluster = local_cluster(work)
     cluster.start()
     version = 100
 
