@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from tests.seeds import draw_run_seed
 
     if config.getoption("--opt-in-slice") is not None:
-        enter_slice()
+        enter_slice(config.getoption("--opt-in-slice"))
     if hasattr(config, "workerinput"):
         return
     if os.environ.get("CI", "").lower() == "true":

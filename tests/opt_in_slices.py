@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-OPT_IN_MARKERS = ("soak", "scenarios", "changes_full")
+OPT_IN_MARKERS = ("soak", "scenarios", "changes_full", "benches")
 # A slice's share of CI's 60 minutes: one worker's seconds (the slice runs on two workers, beside
 # the extended tier).
 SLICE_SECONDS = 450
@@ -27,7 +27,8 @@ UNMEASURED_SECONDS = 120
 SLICE_EXAMPLES = 1
 # Each opt-in test's seconds on one worker in a slice: its time in the last full run of the tiers
 # (its date and commit in CONTRIBUTING.md, "The opt-in tiers in CI"), a property soak's scaled to
-# SLICE_EXAMPLES of its examples. Refresh it after that run.
+# SLICE_EXAMPLES of its examples; a benchmark's, its --tiny seconds in bench/README.md with a JVM's
+# start. Refresh it after that run.
 OPT_IN_SECONDS: dict[str, float] = {
     "tests/cluster/test_thrift_conformance.py::test_the_conformance_suite_passes_on_thrift": 661,
     "tests/functional/adapter/test_incremental.py::TestAppendOnSchemaChange::test_run_incremental_fail_on_schema_change": 10,
@@ -64,6 +65,21 @@ OPT_IN_SECONDS: dict[str, float] = {
     "tests/functional/adapter/test_store_test_failures.py::TestStoreTestFailuresAsProjectLevelEphemeral::test_tests_run_successfully_and_are_stored_as_expected": 3,
     "tests/functional/adapter/test_store_test_failures.py::TestStoreTestFailuresAsProjectLevelOff::test_tests_run_successfully_and_are_stored_as_expected": 4,
     "tests/functional/adapter/test_store_test_failures.py::TestStoreTestFailuresAsProjectLevelView::test_tests_run_successfully_and_are_stored_as_expected": 3,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[aggregate]": 84,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[events]": 66,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[fresh_scale]": 187,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[history]": 53,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[log_read]": 49,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[long_run]": 42,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[mirror]": 51,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[pending]": 445,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run]": 108,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_carryovers]": 170,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_changes]": 170,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_cold_only]": 582,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_scale]": 168,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_warehouse]": 170,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[small_window]": 522,
     "tests/functional/test_cdc_events.py::test_events_apply_by_sequence_late_and_duplicate_events_change_nothing": 28,
     "tests/functional/test_cdc_events.py::test_random_event_histories_soak[False]": 36,
     "tests/functional/test_cdc_events.py::test_random_event_histories_soak[True]": 36,
@@ -125,6 +141,8 @@ OPT_IN_SECONDS: dict[str, float] = {
 }
 
 _in_slice = False
+# The slice this process runs (its commit count in CI), None outside a slice.
+_slice_number: int | None = None
 
 
 class Item(Protocol):
@@ -133,10 +151,20 @@ class Item(Protocol):
     def get_closest_marker(self, name: str) -> object | None: ...
 
 
-def enter_slice() -> None:
-    """This process runs a slice (conftest's pytest_configure, in the controller and each worker)."""
-    global _in_slice
+def enter_slice(number: int) -> None:
+    """This process runs slice `number` (conftest's pytest_configure, in the controller and each worker)."""
+    global _in_slice, _slice_number
     _in_slice = True
+    _slice_number = number
+
+
+def kill_steps_in_run(steps: list[str]) -> list[str]:
+    """The commit protocol's steps a kill-at-every-step test kills at in this process: every one,
+    or in a slice half of them, alternately the even and the odd positions by the slice's number,
+    so two consecutive CI runs kill at every step (CONTRIBUTING.md, "The opt-in tiers in CI")."""
+    if _slice_number is None:
+        return list(steps)
+    return steps[_slice_number % 2 :: 2]
 
 
 def examples_in_run(examples: int) -> int:

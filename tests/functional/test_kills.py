@@ -28,6 +28,7 @@ from deltalake import DeltaTable
 
 from tests.functional.local import local_profile
 from tests.functional.streams import StreamBench, assert_no_refused_setting
+from tests.opt_in_slices import kill_steps_in_run
 from tests.seeds import run_seed
 
 pytestmark = pytest.mark.extended
@@ -194,11 +195,14 @@ def test_a_kill_at_every_step_of_each_kind_of_model_loses_nothing_and_applies_no
     """One crash per step of a window's run, in order, each recovered before the next; before them
     a crash of the first build, and after them one of a --full-refresh (a new epoch), each at a step
     drawn from the run's seed (tests/seeds.py); on an emulated SQL warehouse (the reapply protocol:
-    no session setting) as on a cluster (the marked protocol)."""
+    no session setting) as on a cluster (the marked protocol). In a CI slice the window's run is
+    killed at half the steps, the other half in the next CI run (tests/opt_in_slices.py)."""
     seed = run_seed() + (1 if sql_warehouse else 0)
     first_build_step, full_refresh_step = STEPS[seed % len(STEPS)], STEPS[seed // len(STEPS) % len(STEPS)]
+    steps = kill_steps_in_run(STEPS)
     print(
-        f"seed {run_seed()}: the first build is killed at {first_build_step}, the full refresh at {full_refresh_step}"
+        f"seed {run_seed()}: the first build is killed at {first_build_step}, the full refresh at {full_refresh_step}, "
+        f"the window's run at {', '.join(steps)}"
     )
     warehouse = tmp_path / "warehouse"
     bench = StreamBench(
@@ -212,15 +216,15 @@ def test_a_kill_at_every_step_of_each_kind_of_model_loses_nothing_and_applies_no
     crash_at(bench, sources, first_build_step)
     bench.run()
     assert_every_model_at_its_oracle(bench, sources)
-    for round, step in enumerate(STEPS):
+    for round, step in enumerate(steps):
         sources.change(2 * round + 1)
         crash_at(bench, sources, step)
         sources.change(2 * round + 2)
         bench.run()
         assert_every_model_at_its_oracle(bench, sources)
-    sources.change(2 * len(STEPS) + 1)
+    sources.change(2 * len(steps) + 1)
     crash_at(bench, sources, full_refresh_step, "--full-refresh")
-    sources.change(2 * len(STEPS) + 2)
+    sources.change(2 * len(steps) + 2)
     bench.run()
     assert_every_model_at_its_oracle(bench, sources)
     if sql_warehouse:

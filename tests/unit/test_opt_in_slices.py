@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests import opt_in_slices
-from tests.opt_in_slices import SLICE_EXAMPLES, SLICE_SECONDS, choose_slice, examples_in_run, slices
+from tests.opt_in_slices import (
+    SLICE_EXAMPLES,
+    SLICE_SECONDS,
+    choose_slice,
+    examples_in_run,
+    kill_steps_in_run,
+    slices,
+)
 
 
 @dataclass
@@ -59,3 +66,15 @@ def test_a_soak_runs_fewer_examples_only_in_a_slice(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(opt_in_slices, "_in_slice", True)
     assert examples_in_run(8) == SLICE_EXAMPLES
     assert examples_in_run(1) == 1
+
+
+def test_a_slice_kills_at_half_the_steps_and_two_consecutive_slices_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    steps = ["window_pinned", "before_target_commit", "after_target_commit", "after_offsets_append"]
+    monkeypatch.setattr(opt_in_slices, "_slice_number", None)
+    assert kill_steps_in_run(steps) == steps
+    for number in (514, 515):
+        monkeypatch.setattr(opt_in_slices, "_slice_number", number)
+        this = kill_steps_in_run(steps)
+        monkeypatch.setattr(opt_in_slices, "_slice_number", number + 1)
+        following = kill_steps_in_run(steps)
+        assert len(this) == len(following) == 2 and sorted(this + following) == sorted(steps)
