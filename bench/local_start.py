@@ -10,8 +10,12 @@ sends its first Delta statements (a CREATE TABLE AS SELECT of 10 rows and a DESC
 - `recorded`: the start reads the record of an earlier start and passes `spark.jars`, with the
   class archive turned off;
 - `archive`: the default, the recorded jars and the class archive, which one unmeasured start
-  wrote at its exit after the Ivy cache's archives were deleted (its process's seconds, the dump
+  wrote at its exit into an Ivy home that held no archive (its process's seconds, the dump
   included, are the JSON's `dump_start`).
+
+Every start runs on an Ivy home of its own (`spark.jars.ivy`) in a temporary folder: the shared
+one (~/.ivy2.5.2) keeps the class archives and the jars' record that the other processes on this
+machine start from, so the benchmark reads it and writes nothing there.
 
 Each run's `process_s` is its process's wall time, from launch to exit.
 
@@ -75,33 +79,39 @@ def main(argv: list[str] | None = None) -> int:
         args.rounds = 1
     args.out = results_path(args.out, "local_start.json", args.tiny)
     from dbt.adapters.tablestream._class_archive import CLASS_ARCHIVE_SETTING
-    from dbt.adapters.tablestream._session import IVY_HOME
+    from dbt.adapters.tablestream._session import IVY_HOME, delta_package, recorded_jars_file
 
     ivy = Path(IVY_HOME).expanduser()
     if not (ivy / "jars").is_dir():
         raise SystemExit(f"{ivy / 'jars'} is missing: run any dbt command on the local profile once first")
-    copy = Path(tempfile.mkdtemp(prefix="local-start-ivy-"))
+    record = recorded_jars_file({"spark.jars.packages": delta_package()})
+    if record is None or not record.is_file():
+        raise SystemExit(f"{ivy / 'tablestream'} holds no record of the jars: run any dbt command on the local profile")
+    private = Path(tempfile.mkdtemp(prefix="local-start-ivy-"))
+    # `resolve` resolves from a copy of the cache; `recorded` and `archive` share a home holding
+    # only a copy of the record, whose jars stay where the shared cache keeps them.
+    resolving, recorded = private / "resolving", private / "recorded"
     for folder in ("cache", "jars"):
-        shutil.copytree(ivy / folder, copy / folder)
+        shutil.copytree(ivy / folder, resolving / folder)
+    (recorded / "tablestream").mkdir(parents=True)
+    shutil.copy2(record, recorded / "tablestream" / record.name)
     overrides: dict[str, dict[str, str]] = {
-        "resolve": {"spark.jars.ivy": str(copy)},
-        "recorded": {CLASS_ARCHIVE_SETTING: "false"},
-        "archive": {},
+        "resolve": {"spark.jars.ivy": str(resolving)},
+        "recorded": {"spark.jars.ivy": str(recorded), CLASS_ARCHIVE_SETTING: "false"},
+        "archive": {"spark.jars.ivy": str(recorded)},
     }
     runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
-    for archive in (ivy / "tablestream").glob("classes-*.jsa"):
-        archive.unlink()
-    dump_start = start(overrides["archive"])
-    print(f"the start that writes the class archive: {dump_start}", flush=True)
     try:
+        dump_start = start(overrides["archive"])
+        print(f"the start that writes the class archive: {dump_start}", flush=True)
         for round_number in range(args.rounds):
             order = VARIANTS[round_number % 3 :] + VARIANTS[: round_number % 3]
             for variant in order:
-                shutil.rmtree(copy / "tablestream", ignore_errors=True)
+                shutil.rmtree(resolving / "tablestream", ignore_errors=True)
                 runs[variant].append(start(overrides[variant]))
                 print(f"round {round_number + 1} {variant}: {runs[variant][-1]}", flush=True)
     finally:
-        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(private, ignore_errors=True)
     medians: dict[str, Any] = {
         variant: {key: round(statistics.median(run[key] for run in runs[variant]), 2) for key in runs[variant][0]}
         for variant in VARIANTS
