@@ -4,6 +4,7 @@ bench/render_readme.py: a rerun changes its JSON, and `python bench/render_readm
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -55,3 +56,28 @@ def test_a_region_without_a_renderer_is_refused(renderer: ModuleType) -> None:
     readme = "<!-- rendered from bench/results/nothing.json by bench/render_readme.py -->\n<!-- end -->\n"
     with pytest.raises(KeyError, match=r"no renderer for nothing\.json"):
         renderer.render(readme)
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_the_docs_cite_sections_the_bench_readme_has() -> None:
+    """README.md and docs/ cite a measured figure by its bench/README.md section, not by the
+    figure: each cited section (a link's anchor, or a section named in quotes) exists."""
+    headings = re.findall(r"^#+ (.+)$", (ROOT / "bench" / "README.md").read_text(), re.M)
+    anchors = {github_anchor(heading) for heading in headings}
+    titles = [heading.replace("`", "") for heading in headings]
+    readme = (ROOT / "README.md").read_text()
+    linked = re.findall(r"\]\(bench/README\.md#([^)]+)\)", readme)
+    assert linked, "README.md links no bench/README.md section"
+    assert sorted(set(linked) - anchors) == []
+    pages = [readme, *(path.read_text() for path in (ROOT / "docs").glob("*.md"))]
+    cited = {
+        " ".join(name.split())
+        for page in pages
+        for name in re.findall(r"bench/README\.md`?,?\s*\(?\[?\"([^\"]+)\"", page)
+    }
+    assert cited
+    assert sorted(name for name in cited if not any(title.startswith(name) for title in titles)) == []
