@@ -321,3 +321,27 @@ def test_exactly_the_macros_that_run_or_return_engine_sql_dispatch() -> None:
     dispatched = {name for name in public if f"adapter.dispatch('{name}', 'dbt_tablestream')" in bodies[name]}
     assert sorted(engine - dispatched) == [], "these run or return engine SQL: dispatch them"
     assert sorted(dispatched - engine) == [], "these neither run nor return engine SQL: do not dispatch them"
+
+
+def _user_name(macro: str) -> str:
+    """The name a project writes: a materialization's and a generic test's, without dbt's affixes."""
+    return re.sub(r"^materialization_(\w+)_default$|^test_(\w+)$", lambda found: found[1] or found[2], macro)
+
+
+def test_every_documented_macro_is_marked_public_or_override() -> None:
+    """docs/reference.md: each yml entry says in `config: {meta: {surface}}` whether it is the
+    project's API or an override point, and the page's table lists exactly the public ones."""
+    surfaces: dict[str, str] = {}
+    for path in MACROS.rglob("*.yml"):
+        for entry in yaml.safe_load(path.read_text()).get("macros", []):
+            assert "meta" not in entry, f"{entry['name']}: dbt reads meta from config"
+            surfaces[entry["name"]] = entry.get("config", {}).get("meta", {}).get("surface")
+    assert sorted(name for name, surface in surfaces.items() if surface not in ("public", "override")) == []
+    public = {_user_name(name) for name, surface in surfaces.items() if surface == "public"}
+    # Implementations and names with dbt's dispatch prefix are never the project's API.
+    assert sorted(name for name in public if DISPATCH_IMPLEMENTATION.match(name)) == []
+    reference = (MACROS.parent / "docs" / "reference.md").read_text()
+    table = reference.split("## The public API", 1)[1]
+    listed = re.findall(r"^\| `(\w+)` \|", table, re.M)
+    assert len(listed) == len(set(listed))
+    assert sorted(listed) == sorted(public)
