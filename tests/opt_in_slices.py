@@ -69,6 +69,7 @@ OPT_IN_SECONDS: dict[str, float] = {
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[events]": 66,
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[fresh_scale]": 187,
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[history]": 53,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[local_start]": 171,
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[log_read]": 49,
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[long_run]": 42,
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[mirror]": 51,
