@@ -8,7 +8,7 @@
      (tests/unit/test_dispatch_tables.py). --#}
 {% macro _setting_kinds() %}
   {{ return(['choice', 'start_position', 'boolean', 'whole_number', 'name', 'columns', 'sql_condition', 'duration',
-             'aggregates', 'unsupported']) }}
+             'aggregates', 'unsupported', 'path', 'globs']) }}
 {% endmacro %}
 
 
@@ -36,10 +36,11 @@
 
 
 {#-- The refusal of a value outside what its config accepts: a choice lists the values, any other
-     kind says what it takes. --#}
+     kind says what it takes. `entry.needed`: the model's materialization refuses it unset
+     (_stream_settings_of), so it is not said to be optional. --#}
 {% macro _config_refused(name, value, entry, subject) %}
   {%- set accepted = dbt_tablestream._stream_config_accepted(entry) -%}
-  {%- set optional = entry.default is none and entry.kind != 'unsupported' -%}
+  {%- set optional = entry.default is none and entry.kind != 'unsupported' and not entry.needed -%}
   {%- set where = " (the model's config, or the project var " ~ entry.project_var ~ ")" if entry.project_var
       else " (a project var; nothing was written)" if entry.var_only else '' -%}
   {%- if entry.kind in ['choice', 'start_position'] -%}
@@ -245,4 +246,35 @@
 
 {% macro _checked_unsupported(name, value, entry, subject) %}
   {{ exceptions.raise_compiler_error(subject ~ ": " ~ name ~ " is not supported. " ~ entry.remedy) }}
+{% endmacro %}
+
+
+{#-- path: a folder, as the file system reads it (directory_table's location, resolved against the
+     project on the local profile by _validate_directory_table_config). --#}
+{% macro _accepted_path(entry) %}
+  {{ return("a folder's path or URI: a relative path is the dbt project directory's on the local profile "
+      ~ "(type: tablestream); use an absolute path or URI on a cluster") }}
+{% endmacro %}
+
+{#-- Returns the path without surrounding blanks. --#}
+{% macro _checked_path(name, value, entry, subject) %}
+  {%- if value is not string or not value | trim -%}
+    {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
+  {%- endif -%}
+  {{ return(value | trim) }}
+{% endmacro %}
+
+
+{% macro _accepted_globs(entry) %}
+  {{ return("a glob pattern, or a list of them, matched against each file's relative path, for example "
+      ~ "['*.json', 'daily/*.csv']") }}
+{% endmacro %}
+
+{#-- Returns a list; a lone pattern is a list of one. --#}
+{% macro _checked_globs(name, value, entry, subject) %}
+  {%- set patterns = [value] if value is string else value -%}
+  {%- if patterns is not iterable or patterns is mapping or patterns | reject('string') | list -%}
+    {%- do dbt_tablestream._config_refused(name, value, entry, subject) -%}
+  {%- endif -%}
+  {{ return(patterns | list) }}
 {% endmacro %}

@@ -10,11 +10,15 @@
      - boolean, name, sql_condition, duration: none;
      - aggregates: `accepted`, the aggregate functions a stream_aggregate keeps (col: a column);
      - unsupported: `remedy`, what to do instead.
-     Besides: `materialized`, the materializations it applies to (every stream materialization when
-     absent); `pyspark`, the entry the PySpark API (open_stream) takes instead; `change_query`, true
-     for the configs a model's changes() reads as a stream would. What each config does, and its
-     counterpart in Snowflake, Databricks, dbt or Spark, is docs/configuration.md's. --#}
+     - path: none; globs: none (a lone pattern is taken as a list of one).
+     Besides: `materialized`, the materializations it applies to (_setting_applies: every stream
+     materialization when absent); `needed_by`, the materializations that refuse a model without
+     it, each with what the config is to it; `pyspark`, the entry the PySpark API (open_stream)
+     takes instead; `change_query`, true for the configs a model's changes() reads as a stream
+     would. What each config does, and its counterpart in Snowflake, Databricks, dbt or Spark, is
+     docs/configuration.md's. --#}
 {% macro _stream_config_spec() %}
+  {%- set streams = dbt_tablestream._stream_materializations() -%}
   {%- set merge_only = ['stream_merge'] -%}
   {%- set aggregate_only = ['stream_aggregate'] -%}
   {#-- The layouts and file skipping of targets a MERGE keeps by key (a stream_aggregate's: group_by). --#}
@@ -43,15 +47,20 @@
       'on_stale': {'kind': 'choice', 'default': 'fail',
           'accepted': {'fail': none, 'resnapshot': none, 'skip_to_latest': none}},
       'drop_carryovers': {'kind': 'boolean', 'default': true},
-      'file_format': {'kind': 'choice', 'default': none, 'accepted': {'delta': 'a stream target is a Delta table'}},
+      'file_format': {'kind': 'choice', 'default': none, 'materialized': streams + ['directory_table'],
+          'accepted': {'delta': 'every table the package writes is a Delta table'}},
       'on_schema_change': {'kind': 'choice', 'default': 'ignore', 'materialized': row_models,
           'accepted': {'ignore': none, 'fail': none, 'append_new_columns': none, 'sync_all_columns': none}},
-      'unique_key': {'kind': 'columns', 'single': true, 'change_query': true, 'default': none},
+      'unique_key': {'kind': 'columns', 'single': true, 'change_query': true, 'default': none,
+          'materialized': streams + ['snapshot_mirror'],
+          'needed_by': {'stream_merge': 'the column or columns that identify a target row',
+                        'snapshot_mirror': "the column or columns that identify a row of the snapshot, for example "
+                                           ~ "config(materialized='snapshot_mirror', unique_key='order_id')"}},
       'net_changes': {'kind': 'boolean', 'default': true, 'materialized': row_models},
       'max_rows_per_file': {'kind': 'whole_number', 'minimum': 0, 'unit': 'rows', 'default': 250000,
           'materialized': keyed_targets},
       'delete_mode': {'kind': 'choice', 'default': 'hard', 'accepted': {'hard': none, 'soft': none, 'ignore': none},
-          'materialized': merge_only},
+          'materialized': ['stream_merge', 'snapshot_mirror']},
       'merge_update_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
       'merge_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': none, 'materialized': merge_only},
       'target_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': [], 'materialized': merge_only},
@@ -81,11 +90,42 @@
           'accepted': {'invalidate': 'a delete closes the current version',
                        'new_record': 'also a row with dbt_is_deleted = true',
                        'ignore': 'deletes close nothing'}},
-      'group_by': {'kind': 'columns', 'single': true, 'default': none, 'materialized': aggregate_only},
+      'group_by': {'kind': 'columns', 'single': true, 'default': none, 'materialized': aggregate_only,
+          'needed_by': {'stream_aggregate': "the column or columns of the model's select to group by"}},
       'aggregates': {'kind': 'aggregates', 'default': none, 'materialized': aggregate_only,
+          'needed_by': {'stream_aggregate': 'its columns besides group_by'},
           'accepted': {'count(*)': none, 'count(col)': none, 'sum(col)': none, 'avg(col)': none, 'min(col)': none,
                        'max(col)': none}},
+      'location': {'kind': 'path', 'default': none, 'materialized': ['directory_table'],
+          'needed_by': {'directory_table': "the folder to list, for example "
+                                           ~ "config(materialized='directory_table', location='landing/orders')"}},
+      'recursive': {'kind': 'boolean', 'default': true, 'materialized': ['directory_table']},
+      'include': {'kind': 'globs', 'default': [], 'materialized': ['directory_table']},
+      'exclude': {'kind': 'globs', 'default': [], 'materialized': ['directory_table']},
   }) }}
+{% endmacro %}
+
+
+{#-- The materializations that read a stream, which take every entry of _stream_config_spec that
+     lists no `materialized`. --#}
+{% macro _stream_materializations() %}
+  {{ return(['table_stream', 'stream_merge', 'stream_aggregate']) }}
+{% endmacro %}
+
+
+{#-- Whether a spec entry applies to `materialized`, the one statement of the rule: a
+     materialization takes the entries that list it in `materialized`, and a stream
+     materialization the entries that list none too. snapshot_mirror and directory_table write
+     sources rather than read streams, so they take only the entries that name them. Any other
+     reader of a stream (the PySpark API as `pyspark`, a model's changes() as none, a model of
+     another materialization reading ref_stream) takes what every stream materialization takes. --#}
+{% macro _setting_applies(entry, materialized) %}
+  {%- set streams = dbt_tablestream._stream_materializations() -%}
+  {%- set listed = entry.materialized if 'materialized' in entry else streams -%}
+  {%- if materialized in streams + ['snapshot_mirror', 'directory_table'] -%}
+    {{ return(materialized in listed) }}
+  {%- endif -%}
+  {{ return(streams | reject('in', listed) | list | length == 0) }}
 {% endmacro %}
 
 

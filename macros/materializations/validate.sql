@@ -4,24 +4,33 @@
      Everything else reads the settings it returns. It runs before any SQL, and every error says
      what is accepted. --#}
 
-{#-- The stream settings of one model: `raw` holds its configs (a missing or none value takes the
-     default); `subject` opens each error ("Model orders"); `materialized` is table_stream,
-     stream_merge, pyspark (open_stream's arguments) or none (a model reading changes()). Pure:
-     it reads nothing but its arguments, so the PySpark API renders it too. Each setting is checked
-     by its kind (settings_kinds.sql), then the rules that relate settings run. Returns every
-     config of the spec with its default filled and its value normalised (`unique_key` and the
-     column lists as lists, `max_rows_per_file` none for 0), and for stream_merge `events`,
-     `history` and `strategy` (net, events or history: the MERGE the materialization runs). --#}
+{#-- The settings of one model: `raw` holds its configs (a missing or none value takes the
+     default); `subject` opens each error ("Model orders"); `materialized` is the model's
+     materialization (a stream materialization, snapshot_mirror or directory_table), pyspark
+     (open_stream's arguments) or none (a model reading changes()). Pure: it reads nothing but its
+     arguments, so the PySpark API renders it too. Each setting the materialization takes
+     (_setting_applies) is checked by its kind (settings_kinds.sql), one it needs (`needed_by`)
+     refused when unset, then the rules that relate settings run. Returns every config it takes
+     with its default filled and its value normalised (`unique_key` and the column lists as lists,
+     `max_rows_per_file` none for 0), for stream_merge `events`, `history` and `strategy` (net,
+     events or history: the MERGE the materialization runs), for snapshot_mirror `key_columns`. --#}
 {% macro _stream_settings_of(raw, subject, materialized) %}
   {%- set checked = {'materialized': materialized, 'configured': []} -%}
   {%- for name, listed in dbt_tablestream._stream_config_spec().items()
-        if 'materialized' not in listed or materialized in listed.materialized -%}
+        if dbt_tablestream._setting_applies(listed, materialized) -%}
     {%- set entry = listed.pyspark if materialized == 'pyspark' and 'pyspark' in listed else listed -%}
+    {%- set needed = listed.get('needed_by', {}).get(materialized) -%}
     {%- set value = raw.get(name) -%}
+    {%- if value is none and needed -%}
+      {{ exceptions.raise_compiler_error(subject ~ " is a " ~ materialized ~ " model and needs " ~ name ~ ", " ~ needed
+          ~ ". It takes " ~ dbt_tablestream._stream_config_accepted(entry) ~ ". Nothing was written.") }}
+    {%- endif -%}
     {%- if value is not none -%}{%- do checked.configured.append(name) -%}{%- endif -%}
     {%- do checked.update({name: dbt_tablestream._config_checked(name, value if value is not none else entry.default,
-                                                                 entry, subject)}) -%}
+                                                                 dict(entry, needed=needed is not none), subject)}) -%}
   {%- endfor -%}
+  {%- if materialized == 'snapshot_mirror' -%}{{ return(dict(checked, key_columns=checked.unique_key)) }}{%- endif -%}
+  {%- if materialized == 'directory_table' -%}{{ return(checked) }}{%- endif -%}
   {#-- The key also pairs a Delta log read's deletes and inserts into updates, changes() included. --#}
   {%- set settings = dict(checked, unique_key=checked.unique_key or []) -%}
   {%- if settings.on_feed_off != 'fail' and settings.stream_read != 'table_changes' -%}
@@ -54,10 +63,6 @@
      which the strategy is chosen once. --#}
 {% macro _stream_merge_settings_of(settings, subject) %}
   {%- set keys = settings.unique_key -%}
-  {%- if not keys -%}
-    {{ exceptions.raise_compiler_error(subject ~ " is a stream_merge model and needs unique_key: the column (or list "
-        ~ "of columns) that identifies a target row.") }}
-  {%- endif -%}
   {%- if settings.merge_update_columns is not none and settings.merge_exclude_columns is not none -%}
     {{ exceptions.raise_compiler_error(subject ~ ": set merge_update_columns or merge_exclude_columns, not both.") }}
   {%- endif -%}
@@ -86,20 +91,15 @@
 
 
 {#-- The stream_aggregate part of _stream_settings_of (docs/stream-aggregate.md): `group_by` and
-     `aggregates` are required, and what would break the contract (the target equals the model's
-     GROUP BY over the whole source as of each window's end) is refused: a start other than a
-     snapshot of the source (the target would aggregate only later changes), on_stale:
-     skip_to_latest (it would miss changes for good), stream_mode: append_only (it would miss
-     updates and deletes), and unique_key (the target's key is group_by). Returns {group_by,
-     aggregates}: the aggregates as _checked_aggregates parses them. --#}
+     `aggregates` are required (their spec entries' `needed_by`), and what would break the
+     contract (the target equals the model's GROUP BY over the whole source as of each window's
+     end) is refused: a start other than a snapshot of the source (the target would aggregate only
+     later changes), on_stale: skip_to_latest (it would miss changes for good), stream_mode:
+     append_only (it would miss updates and deletes), and unique_key (the target's key is
+     group_by). Returns {group_by, aggregates}: the aggregates as _checked_aggregates parses them. --#}
 {% macro _stream_aggregate_settings_of(settings, subject) %}
   {%- set accepted = "; the target equals the model's GROUP BY over the whole source as of each window's end "
       ~ "(docs/stream-aggregate.md). Nothing was written." -%}
-  {%- if not settings.group_by or not settings.aggregates -%}
-    {{ exceptions.raise_compiler_error(subject ~ " is a stream_aggregate model and needs group_by (the column, or list "
-        ~ "of columns, of the model's select to group by) and aggregates (a mapping of output column to "
-        ~ dbt_tablestream._stream_config_spec().aggregates.accepted | join(', ') ~ ").") }}
-  {%- endif -%}
   {%- if 'unique_key' in settings.configured -%}
     {{ exceptions.raise_compiler_error(subject ~ ": a stream_aggregate's target is keyed by group_by ("
         ~ settings.group_by | join(', ') ~ "); remove unique_key" ~ accepted) }}

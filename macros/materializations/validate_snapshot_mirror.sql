@@ -1,26 +1,13 @@
 {#-- A snapshot_mirror's configs and its snapshot's keys, checked before anything is written. --#}
 
 
-{#-- `unique_key` (required, a column or a list) and `delete_mode` (hard, soft or ignore, as a
-     stream_merge's: _stream_config_spec). --#}
+{#-- The model's settings (_stream_settings_of, by the spec's entries for snapshot_mirror):
+     {unique_key, delete_mode (as a stream_merge's), key_columns (unique_key as a list)}. --#}
 {% macro _snapshot_mirror_settings() %}
   {%- do dbt_tablestream.stream_engine_check('the snapshot_mirror model ' ~ model.name) -%}
-  {%- set subject = "Model " ~ model.name ~ " (snapshot_mirror)" -%}
-  {%- set unique_key = dbt_tablestream._stream_model_config('unique_key', subject) -%}
-  {%- set keys = [] if unique_key is none else [unique_key] if unique_key is string else unique_key -%}
-  {%- if not keys or keys is not sequence or keys | reject('string') | list -%}
-    {{ exceptions.raise_compiler_error(subject ~ " needs unique_key: the column, or list of columns, that identifies a "
-        ~ "row of the snapshot, for example config(materialized='snapshot_mirror', unique_key='order_id'). "
-        ~ "Nothing was written.") }}
-  {%- endif -%}
-  {%- set spec = dbt_tablestream._stream_config_spec().delete_mode -%}
-  {%- set delete_mode = dbt_tablestream._stream_model_config('delete_mode', subject, spec.default) -%}
-  {%- if delete_mode not in spec.accepted -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": invalid delete_mode '" ~ delete_mode ~ "' (what a key the snapshot "
-        ~ "no longer returns does to the mirror's row). Accepted values: "
-        ~ dbt_tablestream._stream_config_accepted(spec) ~ ".") }}
-  {%- endif -%}
-  {{ return({'key_columns': keys | list, 'delete_mode': delete_mode}) }}
+  {%- set subject = "Model " ~ model.name -%}
+  {%- set configs = dbt_tablestream._stream_configs(subject) -%}
+  {{ return(dbt_tablestream._stream_settings_of(configs, subject, 'snapshot_mirror')) }}
 {% endmacro %}
 
 

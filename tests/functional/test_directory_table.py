@@ -138,13 +138,21 @@ def test_include_exclude_and_non_recursive(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "config,message",
     [
-        ("materialized='directory_table'", "needs `location`"),
-        ("materialized='directory_table', location='x', recursive='yes'", "recursive must be true or false"),
+        # The configs, checked by their spec entries (docs/configuration.md), naming the model.
+        ("materialized='directory_table'", "Model files is a directory_table model and needs location, the folder"),
+        ("materialized='directory_table', location=' '", "Model files: location must be a folder's path or URI"),
+        (
+            "materialized='directory_table', location='x', recursive='yes'",
+            "Model files: recursive must be true or false",
+        ),
         (
             "materialized='directory_table', location='x', include='*.json', exclude=[1]",
-            "exclude takes a list of glob patterns",
+            "Model files: exclude must be a glob pattern, or a list of them",
         ),
-        ("materialized='directory_table', location='x', file_format='parquet'", "Accepted: delta"),
+        (
+            "materialized='directory_table', location='x', file_format='parquet'",
+            "Model files: invalid file_format 'parquet'. Accepted values: delta",
+        ),
         # Spark's own errors name the location.
         ("materialized='directory_table', location='does/not/exist'", "does/not/exist"),
     ],

@@ -126,6 +126,33 @@ def test_null_or_repeated_keys_are_refused_and_nothing_is_written(tmp_path: Path
 
 
 @pytest.mark.extended
+def test_a_bad_config_is_refused_naming_the_model_and_what_it_takes_and_nothing_is_written(tmp_path: Path) -> None:
+    """The mirror's configs are checked by their spec entries (docs/configuration.md), on a later
+    run and on a rebuild alike, before anything is written."""
+    bench, raw = night_bench(tmp_path)
+    load(raw, NIGHTS[0])
+    bench.run("-s", "export_v", "mirror")
+    model = bench.project.root / "models" / "mirror.sql"
+    refusals = {
+        "": [
+            "Model mirror is a snapshot_mirror model and needs unique_key, the column or columns that identify a row",
+            "config(materialized='snapshot_mirror', unique_key='order_id')",
+            "It takes a column name or a non-empty list of column names. Nothing was written.",
+        ],
+        ", unique_key='id', delete_mode='purge'": [
+            "Model mirror: invalid delete_mode 'purge'",
+            "Accepted values: hard, soft, ignore",
+        ],
+        ", unique_key=3": ["Model mirror: unique_key must be a column name or a non-empty list of column names, got 3"],
+    }
+    for config, fragments in refusals.items():
+        model.write_text(MIRROR.replace(", unique_key='id'", config))
+        for args in ((), ("--full-refresh",)):
+            bench.refused("mirror", *fragments, args=args)
+    assert bench.target_rows("mirror") == Counter(NIGHTS[0])
+
+
+@pytest.mark.extended
 def test_a_kill_after_the_mirrors_commit_applies_nothing_twice_downstream(tmp_path: Path) -> None:
     bench, raw = night_bench(tmp_path, processes=True)
     # A process of its own knows no view: the mirror reads the export by path here.

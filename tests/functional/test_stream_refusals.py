@@ -138,7 +138,7 @@ def test_recreated_source_with_fewer_versions_than_the_offset_is_refused(tmp_pat
             "file_format='parquet'",
             [
                 "invalid file_format 'parquet'",
-                "Accepted values: delta (a stream target is a Delta table), or leave it unset.",
+                "Accepted values: delta (every table the package writes is a Delta table), or leave it unset.",
             ],
         ),
     ],

@@ -1,6 +1,7 @@
-"""The stream settings: one table of every config's default and accepted values
-(`_stream_config_spec`), one validation that fills them (`_stream_settings_of`), rendered here
-through the package's own macros as the PySpark API renders them, with no Spark.
+"""The settings: one table of every config's default and accepted values, for every
+materialization of the package (`_stream_config_spec`), one validation that fills them
+(`_stream_settings_of`), rendered here through the package's own macros as the PySpark API
+renders them, with no Spark.
 
 docs/configuration.md is rendered from the table: `TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit`
 rewrites it.
@@ -23,8 +24,20 @@ REFERENCE = ROOT / "docs" / "configuration.md"
 SPEC: dict[str, dict[str, Any]] = render("_stream_config_spec")
 PROJECT_VARS: dict[str, dict[str, Any]] = render("_stream_project_var_spec")
 # stream_aggregate first: a test that takes the last one a config applies to keeps its old one.
-MATERIALIZATIONS = ("stream_aggregate", "table_stream", "stream_merge")
+STREAM_MATERIALIZATIONS = ("stream_aggregate", "table_stream", "stream_merge")
+# The materializations that write a source rather than read a stream.
+SOURCE_MATERIALIZATIONS = ("snapshot_mirror", "directory_table")
+MATERIALIZATIONS = STREAM_MATERIALIZATIONS + SOURCE_MATERIALIZATIONS
+SOURCE_PAGES = {"snapshot_mirror": "snapshot-mirror.md", "directory_table": "volume-streams.md"}
 AGGREGATE = {"group_by": "g", "aggregates": {"n": "count(*)", "total": "sum(x)"}}
+# The least each materialization needs (the spec's `needed_by`).
+NEEDED: dict[str, dict[str, Any]] = {
+    "stream_aggregate": AGGREGATE,
+    "table_stream": {},
+    "stream_merge": {"unique_key": "id"},
+    "snapshot_mirror": {"unique_key": "id"},
+    "directory_table": {"location": "landing"},
+}
 
 
 def settings_of(raw: dict[str, Any], materialized: str = "table_stream") -> dict[str, Any]:
@@ -32,18 +45,16 @@ def settings_of(raw: dict[str, Any], materialized: str = "table_stream") -> dict
 
 
 def applies_to(entry: dict[str, Any]) -> list[str]:
-    return list(entry.get("materialized") or MATERIALIZATIONS)
+    return [materialized for materialized in MATERIALIZATIONS if render("_setting_applies", entry, materialized)]
+
+
+def needed(name: str, materialized: str) -> bool:
+    return materialized in SPEC[name].get("needed_by", {})
 
 
 def test_every_config_takes_its_default_from_the_spec() -> None:
     for materialized in MATERIALIZATIONS:
-        raw: dict[str, Any] = (
-            {"unique_key": "id"}
-            if materialized == "stream_merge"
-            else AGGREGATE
-            if materialized == "stream_aggregate"
-            else {}
-        )
+        raw = NEEDED[materialized]
         settings = settings_of(raw, materialized)
         for name, entry in SPEC.items():
             if materialized not in applies_to(entry):
@@ -51,7 +62,9 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
                 continue
             expected = entry["default"]
             if name == "unique_key":
-                expected = ["id"] if materialized == "stream_merge" else []
+                expected = ["id"] if materialized in ("stream_merge", "snapshot_mirror") else []
+            if name == "location":
+                expected = "landing"
             if name == "group_by":
                 expected = ["g"]
             if name == "aggregates":
@@ -64,6 +77,29 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
     pyspark = render("_stream_settings_of", {}, "Stream s", "pyspark")
     assert pyspark["start_at"] == SPEC["start_at"]["pyspark"]["default"] == "latest"
     assert pyspark["stream_mode"] == SPEC["stream_mode"]["default"]
+    # A stream's other readers (the PySpark API, a model's changes(), a model of another
+    # materialization reading ref_stream) take what every stream materialization takes.
+    takes_all = [name for name, entry in SPEC.items() if set(STREAM_MATERIALIZATIONS) <= set(applies_to(entry))]
+    for reader in ("pyspark", None, "table"):
+        taken = render("_stream_settings_of", {}, "Stream s", reader)
+        assert [name for name in SPEC if name in taken] == takes_all, reader
+    assert settings_of({"unique_key": "id"}, "snapshot_mirror")["key_columns"] == ["id"]
+
+
+@pytest.mark.parametrize("materialized", MATERIALIZATIONS)
+def test_a_model_without_a_config_its_materialization_needs_is_refused_with_what_it_takes(materialized: str) -> None:
+    """The spec's `needed_by`: one rule for every materialization, with the remedy and what is accepted."""
+    names = [name for name in SPEC if needed(name, materialized)]
+    assert sorted(names) == sorted(NEEDED[materialized])
+    for name in names:
+        with pytest.raises(StreamError) as refused:
+            settings_of({key: value for key, value in NEEDED[materialized].items() if key != name}, materialized)
+        message = str(refused.value)
+        what = SPEC[name]["needed_by"][materialized]
+        accepted = render("_stream_config_accepted", SPEC[name])
+        assert message == (
+            f"Model m is a {materialized} model and needs {name}, {what}. It takes {accepted}. Nothing was written."
+        )
 
 
 @pytest.mark.parametrize(
@@ -72,7 +108,7 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
 def test_a_value_outside_the_accepted_ones_is_refused_with_them_listed(name: str) -> None:
     entry = SPEC[name]
     materialized = applies_to(entry)[-1]
-    raw: dict[str, Any] = {"unique_key": "id", name: "bogus"}
+    raw: dict[str, Any] = {**NEEDED[materialized], name: "bogus"}
     if name == "hard_deletes":
         raw["scd_type"] = 2
     with pytest.raises(StreamError) as refused:
@@ -96,10 +132,12 @@ def test_a_value_outside_the_accepted_ones_is_refused_with_them_listed(name: str
 def test_each_setting_is_checked_by_its_kind(name: str) -> None:
     """One check per kind: a value no kind takes (a mapping) is refused with what the kind takes."""
     entry = SPEC[name]
+    materialized = applies_to(entry)[-1]
     with pytest.raises(StreamError) as refused:
-        settings_of({"unique_key": "id", name: {"a": 1}}, applies_to(entry)[-1])
+        settings_of({**NEEDED[materialized], name: {"a": 1}}, materialized)
     accepted = render("_stream_config_accepted", entry)
-    unset = " (or leave it unset)" if entry["default"] is None else ""
+    # A config the materialization needs is not said to be optional.
+    unset = " (or leave it unset)" if entry["default"] is None and not needed(name, materialized) else ""
     expected = (
         f"{name} is not supported" if entry["kind"] == "unsupported" else f"{name} must be {accepted}{unset}, got "
     )
@@ -144,6 +182,43 @@ def test_values_of_the_wrong_kind_are_refused() -> None:
         render("_stream_settings_of", {"start_at": "snapshot"}, "Stream s", "pyspark")
 
 
+def test_a_source_materialization_s_configs_are_checked_by_the_spec() -> None:
+    """snapshot_mirror and directory_table take the spec's entries that name them, checked by kind,
+    and nothing else: the refusals their hand checks made, with what was given and what is accepted."""
+    directory = NEEDED["directory_table"]
+    refused = {
+        "recursive": ("yes", "recursive must be true or false, got yes."),
+        "exclude": (
+            {"a": 1},
+            "exclude must be a glob pattern, or a list of them, matched against each file's relative path",
+        ),
+        "include": ([1], "include must be a glob pattern, or a list of them"),
+        "location": ("  ", "location must be a folder's path or URI"),
+        "file_format": ("parquet", "invalid file_format 'parquet'. Accepted values: delta (every table the package"),
+    }
+    for name, (value, fragment) in refused.items():
+        with pytest.raises(StreamError) as refusal:
+            settings_of({**directory, name: value}, "directory_table")
+        assert str(refusal.value).startswith("Model m: ") and fragment in str(refusal.value), str(refusal.value)
+    settings = settings_of({"location": " landing ", "include": "*.json"}, "directory_table")
+    assert (settings["location"], settings["include"], settings["exclude"], settings["recursive"]) == (
+        "landing",
+        ["*.json"],
+        [],
+        True,
+    )
+    assert "unique_key" not in settings and "stream_read" not in settings
+    with pytest.raises(
+        StreamError, match=r"^Model m: invalid delete_mode 'purge'\. Accepted values: hard, soft, ignore"
+    ):
+        settings_of({"unique_key": "id", "delete_mode": "purge"}, "snapshot_mirror")
+    with pytest.raises(StreamError, match=r"^Model m: unique_key must be a column name or a non-empty list of column"):
+        settings_of({"unique_key": ["id", 3]}, "snapshot_mirror")
+    mirror = settings_of({"unique_key": ["a", "b"], "delete_mode": "soft"}, "snapshot_mirror")
+    assert (mirror["key_columns"], mirror["delete_mode"]) == (["a", "b"], "soft")
+    assert "stream_read" not in mirror and "location" not in mirror
+
+
 def test_stream_merge_chooses_its_strategy_once() -> None:
     assert settings_of({"unique_key": "id"}, "stream_merge")["strategy"] == "net"
     events = settings_of({"unique_key": "id", "sequence_by": "seq"}, "stream_merge")
@@ -155,12 +230,11 @@ def test_stream_merge_chooses_its_strategy_once() -> None:
     assert "strategy" not in settings_of({"unique_key": "id"})
 
 
-def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
+def test_no_macro_or_python_reads_a_config_but_the_settings() -> None:
     """A default stated twice drifts, and a config read around the one reader would miss `meta`:
-    only _stream_model_config reads a model's configs (config.get or config.meta_get of a stream
-    config, or of a directory_table's own), and only _stream_configs asks it for the spec's."""
-    own = ["location", "recursive", "include", "exclude"]
-    reads = re.compile(r"config\.(get|meta_get)\(\s*(name\b|['\"](" + "|".join([*SPEC, *own]) + r")['\"])")
+    only _stream_model_config reads a model's configs (config.get or config.meta_get of a config
+    of the spec, any materialization's), and only _stream_configs asks it for the spec's."""
+    reads = re.compile(r"config\.(get|meta_get)\(\s*(name\b|['\"](" + "|".join(SPEC) + r")['\"])")
     found = []
     for path in [
         *ROOT.glob("macros/**/*.sql"),
@@ -172,6 +246,33 @@ def test_no_macro_or_python_reads_a_stream_config_but_the_settings() -> None:
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert found == []
     assert "var('tablestream_stream_read'" not in "".join(p.read_text() for p in ROOT.glob("macros/**/*.sql"))
+
+
+def macros_in(path: Path) -> list[tuple[str, str, str]]:
+    """(name, arguments, body) of each macro the file defines."""
+    found = re.findall(r"{%-?\s*macro\s+(\w+)\((.*?)\)\s*-?%}(.*?){%-?\s*endmacro", path.read_text(), re.S)
+    return [(name, arguments, body) for name, arguments, body in found]
+
+
+def test_no_materialization_validates_a_config_outside_the_spec() -> None:
+    """Each config has one default and one check, the spec's: only _stream_configs asks the one
+    reader for a model's configs (by the spec's names), every materialization the package defines
+    takes the spec's entries that name it through _stream_settings_of, and a refusal left beside
+    a materialization's settings (validate_<materialization>.sql) depends on the query, never on
+    a setting alone: those are _stream_settings_of's."""
+    paths = list(ROOT.glob("macros/**/*.sql"))
+    readers = [name for path in paths for name, _, body in macros_in(path) if "_stream_model_config(" in body]
+    assert readers == ["_stream_configs"]
+    text = "".join(path.read_text() for path in paths)
+    defined = set(re.findall(r"{%-?\s*materialization\s+(\w+),", text))
+    assert defined == set(MATERIALIZATIONS)
+    for materialized in SOURCE_MATERIALIZATIONS:
+        assert re.search(rf"_stream_settings_of\((?:[^()]|\([^()]*\))*'{materialized}'\)", text), materialized
+    assert "_stream_settings()" in text
+    for path in ROOT.glob("macros/materializations/validate_*.sql"):
+        for name, arguments, body in macros_in(path):
+            if "raise_compiler_error" in body:
+                assert re.search(r"\b(columns|bad_keys_sql)\b", arguments), f"{path.name}: {name}({arguments})"
 
 
 def test_every_project_var_is_read_through_its_spec_entry() -> None:
@@ -220,9 +321,10 @@ def config_reference() -> str:
     lines = [
         "# Configuration",
         "",
-        "Every config of a stream model (`table_stream`, `stream_merge`, `stream_aggregate`): the",
-        "materializations that take it, its kind, its accepted values and its default. This table is",
-        "rendered from `_stream_config_spec`",
+        "Every config of the package's materializations (the stream models `table_stream`,",
+        "`stream_merge` and `stream_aggregate`, and `snapshot_mirror` and `directory_table`, which write",
+        "a source): the materializations that take it, its kind, its accepted values and its default.",
+        "This table is rendered from `_stream_config_spec`",
         "(macros/materializations/settings_spec.sql), the one place the package states them; the",
         "validation (one check per kind, settings_kinds.sql), its messages and this table all read it. A",
         "value outside these is refused before any SQL runs, with the accepted values listed. Below the",
@@ -250,6 +352,24 @@ def config_reference() -> str:
         "`open_stream(mode=..., start_at=...)`, the PySpark API, takes `stream_mode` as `mode` and",
         f"`start_at`: {render('_stream_config_accepted', pyspark)}; default {shown(pyspark['default'])}.",
         "",
+    ]
+    for materialized in SOURCE_MATERIALIZATIONS:
+        lines += [
+            f"## `{materialized}`",
+            "",
+            f"A `{materialized}` ([{SOURCE_PAGES[materialized]}]({SOURCE_PAGES[materialized]})) writes a source rather",
+            "than reads a stream, so it takes only the configs that name it, checked as a stream model's are:",
+            "",
+            "| config | kind | accepted | default |",
+            "|---|---|---|---|",
+        ]
+        for name, entry in SPEC.items():
+            if materialized in applies_to(entry):
+                accepted = render("_stream_config_accepted", entry).replace("|", "\\|")
+                default = "required" if needed(name, materialized) else shown(entry["default"])
+                lines.append(f"| [`{name}`](#{name}) | {entry['kind'].replace('_', ' ')} | {accepted} | {default} |")
+        lines.append("")
+    lines += [
         "## Every project var",
         "",
         "Rendered from `_stream_project_var_spec` (settings_spec.sql), read only through",
@@ -274,7 +394,7 @@ def config_reference() -> str:
 def test_a_renamed_value_is_refused_with_its_new_name() -> None:
     renamed = {name: entry["renamed"] for name, entry in SPEC.items() if "renamed" in entry}
     assert renamed == {"stream_read": {"changes": "changelog"}}
-    for materialized in MATERIALIZATIONS:
+    for materialized in STREAM_MATERIALIZATIONS:
         with pytest.raises(StreamError) as refused:
             settings_of({"unique_key": "id", "stream_read": "changes"}, materialized)
         assert str(refused.value).startswith("Model m: stream_read 'changes' was renamed to 'changelog' in 0.2.0")
