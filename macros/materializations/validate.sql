@@ -13,8 +13,10 @@
      refused when unset, then the rules that relate settings run. Returns every config it takes
      with its default filled and its value normalised (`unique_key` and the column lists as lists,
      `max_rows_per_file` none for 0), for stream_merge `events`, `history` and `strategy` (net,
-     events or history: the MERGE the materialization runs), for snapshot_mirror `key_columns`. --#}
-{% macro _stream_settings_of(raw, subject, materialized) %}
+     events or history: the MERGE the materialization runs), for snapshot_mirror `key_columns`.
+     `protocol`: the run's commit protocol (_stream_commit_protocol), whose settings_check refuses
+     what it cannot keep exactly once; none where nothing is written by a protocol. --#}
+{% macro _stream_settings_of(raw, subject, materialized, protocol=none) %}
   {%- set checked = {'materialized': materialized, 'configured': []} -%}
   {%- for name, listed in dbt_tablestream._stream_config_spec().items()
         if dbt_tablestream._setting_applies(listed, materialized) -%}
@@ -33,6 +35,9 @@
   {%- if materialized == 'directory_table' -%}{{ return(checked) }}{%- endif -%}
   {#-- The key also pairs a Delta log read's deletes and inserts into updates, changes() included. --#}
   {%- set settings = dict(checked, unique_key=checked.unique_key or []) -%}
+  {%- if protocol is not none -%}
+    {%- do dbt_tablestream._protocol_step('settings_check', protocol)(settings, subject, protocol) -%}
+  {%- endif -%}
   {%- if settings.on_feed_off != 'fail' and settings.stream_read != 'table_changes' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": on_feed_off says how a change feed read treats commits the feed "
         ~ "did not record, so it needs stream_read: table_changes (stream_read is '" ~ settings.stream_read
@@ -167,12 +172,14 @@
   {%- set model_name = model.name if model is defined else this.identifier -%}
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream._validate_stream_session(model_name) -%}
+  {%- set protocol = dbt_tablestream._stream_commit_protocol() -%}
   {%- set settings = dbt_tablestream._stream_settings_of(dbt_tablestream._stream_configs('Model ' ~ model_name),
-                                                         'Model ' ~ model_name, config.get('materialized', none)) -%}
+                                                         'Model ' ~ model_name, config.get('materialized', none),
+                                                         protocol) -%}
   {%- set properties = config.get('tblproperties') or {} -%}
   {%- set target_layout = {'vectors': (properties.get('delta.enableDeletionVectors') | string | lower) == 'true',
                            'feed': (properties.get('delta.enableChangeDataFeed') | string | lower) == 'true'} -%}
-  {{ return(dict(settings, protocol=dbt_tablestream._stream_commit_protocol(), target_layout=target_layout)) }}
+  {{ return(dict(settings, protocol=protocol, target_layout=target_layout)) }}
 {% endmacro %}
 
 

@@ -31,7 +31,9 @@
      by grep: every protocol defines `_<protocol>_<step>` for each step, and nothing else by that
      pattern (tests/unit/test_dispatch_tables.py). marked.sql holds `_marked_<step>`, reapply.sql
      `_reapply_<step>`:
-     - check: refuses before any SQL what the protocol cannot apply exactly once;
+     - settings_check: refuses the settings the protocol cannot keep exactly once, whatever the
+       stream (_stream_settings_of);
+     - check: refuses before any SQL what the protocol cannot apply exactly once to the stream;
      - commit: the target's DML as one commit, with what proves it this run's to apply;
      - append_sql: a table_stream window's append;
      - table_properties: the properties a target the package creates gets (its compaction);
@@ -42,8 +44,8 @@
      - caches_windows: whether a run may cache its window;
      - replace_where_keys: the most keys a replaceWhere may list. --#}
 {% macro _protocol_steps() %}
-  {{ return(['check', 'commit', 'append_sql', 'table_properties', 'offsets_compaction_sql', 'unlogged_only',
-             'session_refusal', 'reapplies_windows', 'caches_windows', 'replace_where_keys']) }}
+  {{ return(['settings_check', 'check', 'commit', 'append_sql', 'table_properties', 'offsets_compaction_sql',
+             'unlogged_only', 'session_refusal', 'reapplies_windows', 'caches_windows', 'replace_where_keys']) }}
 {% endmacro %}
 
 

@@ -55,6 +55,12 @@
 {% endmacro %}
 
 
+{#-- The step `settings_check`: no setting to refuse; the marker makes every write exactly once. --#}
+{% macro _marked_settings_check(settings, subject, protocol) %}
+  {{ return(none) }}
+{% endmacro %}
+
+
 {#-- The step `check`: nothing to refuse before SQL runs; the marker makes every write exactly once. --#}
 {% macro _marked_check(stream, settings, sql, output_columns=none) %}
   {{ return(none) }}

@@ -81,30 +81,40 @@ when not matched then insert *
 {% endmacro %}
 
 
-{#-- The step `check`: refuses before any SQL runs what it cannot apply exactly once:
-     a file bound, which only a session setting can give a MERGE; and a table_stream whose
-     re-applied window could not be told from the rows already appended (several inputs, whose
-     versions count different sources, or an output without __commit_version). `output_columns`:
-     the model's, or none to read them from `sql`, the model's compiled code. --#}
-{% macro _reapply_check(stream, settings, sql, output_columns=none) %}
-  {%- set subject = "Model " ~ model.name ~ " (stream " ~ stream.stream ~ " on " ~ stream.source
-      ~ ", commit protocol reapply: " ~ settings.protocol.reason ~ ")" -%}
+{#-- The step `settings_check`: refuses before any SQL runs the settings this protocol cannot keep
+     exactly once whatever the stream (_stream_settings_of runs it with the other settings'
+     refusals): a file bound, which only a session setting can give a MERGE; and a keyed
+     table_stream's net changes, which a window applied again over a longer window would net
+     differently. `protocol`: the run's, whose reason the messages say. --#}
+{% macro _reapply_settings_check(settings, subject, protocol) %}
+  {%- set subject = subject ~ " (commit protocol reapply: " ~ protocol.reason ~ ")" -%}
   {%- if 'max_rows_per_file' in settings.configured -%}
     {{ exceptions.raise_compiler_error(subject ~ ": max_rows_per_file needs the session setting "
         ~ "spark.sql.files.maxRecordsPerFile, which a SQL warehouse refuses. Remove it and size the target's files "
         ~ "with the table property delta.targetFileSize (tblproperties). Nothing was written.") }}
-  {%- endif -%}
-  {%- if settings.materialized == 'table_stream' and stream.inputs | length > 1 -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": a table_stream reading several streams cannot be re-applied "
-        ~ "safely, as its rows do not say which source a version belongs to. Give each stream its own table_stream, "
-        ~ "read them in a stream_merge, or run on a cluster (tablestream_commit_protocol: marked). "
-        ~ "Nothing was written.") }}
   {%- endif -%}
   {%- if settings.materialized == 'table_stream' and settings.unique_key and settings.net_changes -%}
     {{ exceptions.raise_compiler_error(subject ~ ": a keyed table_stream appends each key's net change, and a window "
         ~ "applied again after a lost offsets row would net over a longer window than the rows already appended. Set "
         ~ "net_changes: false (every change row; net them downstream), use a stream_merge, or run on a cluster "
         ~ "(tablestream_commit_protocol: marked). Nothing was written.") }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#-- The step `check`: refuses before any SQL runs a table_stream whose re-applied window could
+     not be told from the rows already appended (several inputs, whose versions count different
+     sources, or an output without __commit_version); the refusals that depend on the settings
+     alone are settings_check's. `output_columns`: the model's, or none to read them from `sql`,
+     the model's compiled code. --#}
+{% macro _reapply_check(stream, settings, sql, output_columns=none) %}
+  {%- set subject = "Model " ~ model.name ~ " (stream " ~ stream.stream ~ " on " ~ stream.source
+      ~ ", commit protocol reapply: " ~ settings.protocol.reason ~ ")" -%}
+  {%- if settings.materialized == 'table_stream' and stream.inputs | length > 1 -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": a table_stream reading several streams cannot be re-applied "
+        ~ "safely, as its rows do not say which source a version belongs to. Give each stream its own table_stream, "
+        ~ "read them in a stream_merge, or run on a cluster (tablestream_commit_protocol: marked). "
+        ~ "Nothing was written.") }}
   {%- endif -%}
   {%- set output_columns = output_columns if output_columns is not none
                            else get_column_schema_from_query(sql) | map(attribute='name') | list -%}

@@ -258,8 +258,9 @@ def test_no_materialization_validates_a_config_outside_the_spec() -> None:
     """Each config has one default and one check, the spec's: only _stream_configs asks the one
     reader for a model's configs (by the spec's names), every materialization the package defines
     takes the spec's entries that name it through _stream_settings_of, and a refusal left beside
-    a materialization's settings (validate_<materialization>.sql) depends on the query, never on
-    a setting alone: those are _stream_settings_of's."""
+    a materialization's settings (validate_<materialization>.sql), or in a commit protocol's
+    `check` step, depends on the query or the stream, never on a setting alone: those are
+    _stream_settings_of's, the protocol's among them (its `settings_check` step)."""
     paths = list(ROOT.glob("macros/**/*.sql"))
     readers = [name for path in paths for name, _, body in macros_in(path) if "_stream_model_config(" in body]
     assert readers == ["_stream_configs"]
@@ -273,6 +274,15 @@ def test_no_materialization_validates_a_config_outside_the_spec() -> None:
         for name, arguments, body in macros_in(path):
             if "raise_compiler_error" in body:
                 assert re.search(r"\b(columns|bad_keys_sql)\b", arguments), f"{path.name}: {name}({arguments})"
+    # Each protocol is a file of macros/protocols/ beside commit_protocol.sql (_commit_protocols).
+    protocols = [path for path in (ROOT / "macros" / "protocols").glob("*.sql") if path.name != "commit_protocol.sql"]
+    assert len(protocols) >= 2
+    for path in protocols:
+        for name, _, body in macros_in(path):
+            if name != f"_{path.stem}_check":
+                continue
+            conditions = re.findall(r"{%-?\s*if (.*?)-?%}\s*{{\s*exceptions\.raise_compiler_error", body, re.S)
+            assert [each for each in conditions if not re.search(r"\bstream\.|output_columns", each)] == [], name
 
 
 def test_every_project_var_is_read_through_its_spec_entry() -> None:
