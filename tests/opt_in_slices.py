@@ -27,8 +27,8 @@ UNMEASURED_SECONDS = 120
 SLICE_EXAMPLES = 1
 # Each opt-in test's seconds on one worker in a slice: its time in the last full run of the tiers
 # (its date and commit in CONTRIBUTING.md, "The opt-in tiers in CI"), a property soak's scaled to
-# SLICE_EXAMPLES of its examples; a benchmark's, its --tiny seconds in bench/README.md with a JVM's
-# start. Refresh it after that run.
+# SLICE_EXAMPLES of its examples; a benchmark's, its --tiny test's seconds in a run of each alone at
+# cd4b25e (2026-12-06), local_start's from bench/README.md. Refresh it after that run.
 OPT_IN_SECONDS: dict[str, float] = {
     "tests/cluster/test_thrift_conformance.py::test_the_conformance_suite_passes_on_thrift": 661,
     "tests/functional/adapter/test_incremental.py::TestAppendOnSchemaChange::test_run_incremental_fail_on_schema_change": 10,
@@ -65,22 +65,22 @@ OPT_IN_SECONDS: dict[str, float] = {
     "tests/functional/adapter/test_store_test_failures.py::TestStoreTestFailuresAsProjectLevelEphemeral::test_tests_run_successfully_and_are_stored_as_expected": 3,
     "tests/functional/adapter/test_store_test_failures.py::TestStoreTestFailuresAsProjectLevelOff::test_tests_run_successfully_and_are_stored_as_expected": 4,
     "tests/functional/adapter/test_store_test_failures.py::TestStoreTestFailuresAsProjectLevelView::test_tests_run_successfully_and_are_stored_as_expected": 3,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[aggregate]": 84,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[events]": 66,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[fresh_scale]": 187,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[history]": 53,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[aggregate]": 82,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[events]": 70,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[fresh_scale]": 136,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[history]": 60,
     "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[local_start]": 171,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[log_read]": 49,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[long_run]": 42,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[mirror]": 51,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[pending]": 445,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run]": 108,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_carryovers]": 170,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_changes]": 170,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_cold_only]": 582,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_scale]": 168,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_warehouse]": 170,
-    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[small_window]": 522,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[log_read]": 52,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[long_run]": 56,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[mirror]": 56,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[pending]": 245,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run]": 75,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_carryovers]": 88,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_changes]": 72,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_cold_only]": 318,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_scale]": 148,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[run_warehouse]": 84,
+    "tests/functional/test_benchmarks.py::test_a_maintained_benchmark_runs_on_tiny_data_in_a_slice[small_window]": 500,
     "tests/functional/test_cdc_events.py::test_events_apply_by_sequence_late_and_duplicate_events_change_nothing": 28,
     "tests/functional/test_cdc_events.py::test_random_event_histories_soak[False]": 36,
     "tests/functional/test_cdc_events.py::test_random_event_histories_soak[True]": 36,
