@@ -28,8 +28,7 @@
   {%- else -%}
     {%- set diff = dbt_tablestream._snapshot_mirror_diff_relation(target_relation) -%}
     {%- call statement('snapshot_mirror_diff') -%}
-      create or replace table {{ diff }} using delta as
-      {{ dbt_tablestream.snapshot_mirror_diff_sql(target_relation, compiled_code, columns, settings) }}
+      {{ dbt_tablestream.snapshot_mirror_diff_table_sql(diff, target_relation, compiled_code, columns, settings) }}
     {%- endcall -%}
     {%- do dbt_tablestream.check_snapshot_mirror_keys(settings, dbt_tablestream.snapshot_mirror_bad_keys_sql(
           'select * from ' ~ diff, settings.key_columns, 'max(__tablestream_copies)'), diff) -%}
@@ -43,13 +42,10 @@
   {%- endcall -%}
   {%- do dbt_tablestream.fault_point('after_target_commit') -%}
   {%- if not rebuild -%}{%- do adapter.drop_relation(diff) -%}{%- endif -%}
-  {%- set result = load_result('main') -%}
-  {%- if not rebuild and result.table is not none and 'num_affected_rows' in result.table.column_names
-      and result.table.rows -%}
-    {%- set row = result.table.rows[0] -%}
-    {{ log("snapshot_mirror " ~ model.name ~ ": " ~ row['num_inserted_rows'] ~ " inserted, " ~ row['num_updated_rows']
-           ~ " updated, " ~ row['num_deleted_rows'] ~ " deleted; only the files holding them were rewritten",
-           info=True) }}
+  {%- set counts = none if rebuild else dbt_tablestream._snapshot_mirror_merge_counts(load_result('main')) -%}
+  {%- if counts is not none -%}
+    {{ log("snapshot_mirror " ~ model.name ~ ": " ~ counts.inserted ~ " inserted, " ~ counts.updated ~ " updated, "
+           ~ counts.deleted ~ " deleted; only the files holding them were rewritten", info=True) }}
   {%- endif -%}
   {%- do dbt_tablestream.apply_stream_model_features(target_relation, existing_relation, rebuild) -%}
 

@@ -1,4 +1,5 @@
-{#-- The SQL of a snapshot_mirror's two writes: the build and the MERGE. Pure. --#}
+{#-- The SQL of a snapshot_mirror's writes (the build, the table of differences and the MERGE), and
+     the counts read from the MERGE's result. Pure. --#}
 
 
 {% macro snapshot_mirror_build_sql(target, sql, settings) %}
@@ -82,6 +83,20 @@ select {{ diffed | join(', ') }}, __tablestream_snapshot.__tablestream_in_snapsh
 {% endmacro %}
 
 
+{% macro snapshot_mirror_diff_table_sql(diff, target, sql, columns, settings) %}
+  {{ return(adapter.dispatch('snapshot_mirror_diff_table_sql', 'dbt_tablestream')(diff, target, sql, columns,
+                                                                                 settings)) }}
+{% endmacro %}
+
+
+{#-- The table of differences `diff` (_snapshot_mirror_diff_relation) written from
+     snapshot_mirror_diff_sql, replacing one a killed run left. --#}
+{% macro spark__snapshot_mirror_diff_table_sql(diff, target, sql, columns, settings) %}
+  {{ return('create or replace table ' ~ diff ~ ' using delta as\n'
+            ~ dbt_tablestream.snapshot_mirror_diff_sql(target, sql, columns, settings)) }}
+{% endmacro %}
+
+
 {#-- Where a run writes the snapshot's differences (snapshot_mirror_diff_sql) before its MERGE: a
      Delta table beside the mirror, dropped after the MERGE (or the refusal); a run killed in
      between leaves it, and the next one replaces it. --#}
@@ -135,4 +150,16 @@ when not matched and not __tablestream_diff.__tablestream_vanished then insert (
   values ({{ values | join(', ') }})
   {%- endset -%}
   {{ return(merge_sql) }}
+{% endmacro %}
+
+
+{#-- The rows the MERGE (snapshot_mirror_merge_sql) inserted, updated and deleted, from its result
+     (load_result), or none when the result carries no counts. --#}
+{% macro _snapshot_mirror_merge_counts(result) %}
+  {%- if result.table is none or 'num_affected_rows' not in result.table.column_names or not result.table.rows -%}
+    {{ return(none) }}
+  {%- endif -%}
+  {%- set row = result.table.rows[0] -%}
+  {{ return({'inserted': row['num_inserted_rows'], 'updated': row['num_updated_rows'],
+             'deleted': row['num_deleted_rows']}) }}
 {% endmacro %}
