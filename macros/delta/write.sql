@@ -43,6 +43,19 @@ as
 {% endmacro %}
 
 
+{#-- The rows a table_stream appends, in the target's `columns` (its order): selected from the view
+     of them `rows_relation` when there is one (on_schema_change compared them), else from `rows_sql`. --#}
+{% macro stream_append_select_sql(columns, rows_sql, rows_relation=none) %}
+  {{ return(adapter.dispatch('stream_append_select_sql', 'dbt_tablestream')(columns, rows_sql, rows_relation)) }}
+{% endmacro %}
+
+
+{% macro spark__stream_append_select_sql(columns, rows_sql, rows_relation=none) %}
+  {{ return('select ' ~ dbt_tablestream._quoted_columns(columns) ~ ' from '
+      ~ (rows_relation if rows_relation is not none else '(' ~ rows_sql ~ ') as __tablestream_rows')) }}
+{% endmacro %}
+
+
 {#-- What a rebuild (first run on an existing table, --full-refresh, reset) keeps of the target it
      replaces: CREATE OR REPLACE takes only the model's tblproperties, and a target that other
      models stream from (ref_stream) must keep its change feed or row tracking on, or their next

@@ -2,87 +2,80 @@
      (docs/stream-aggregate.md). After every run the target equals the model's select over the
      source as of the window's end, grouped by `group_by`, with `aggregates`. The first run, a
      reset or --full-refresh builds it from that snapshot; a later run applies the window's change
-     rows in one MERGE (stream_aggregate_merge_sql) committed by the run's protocol. This file
-     only orchestrates. --#}
+     rows in one MERGE (stream_aggregate_merge_sql) committed by the run's protocol. The run is
+     _stream_materialization's; this file names its parts. --#}
 {% materialization stream_aggregate, default %}
-  {%- set settings = dbt_tablestream._stream_settings() -%}
-  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
-  {%- do dbt_tablestream._check_stream_model_features(stream) -%}
-  {%- do dbt_tablestream._check_stream_aggregate_model(stream) -%}
-  {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart
-                  and stream.view is none -%}
-  {%- if not empty -%}
-    {%- set columns = dbt_tablestream._stream_aggregate_columns(stream, compiled_code, settings) -%}
-    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code,
-                                                                      columns.types.keys() | list) -%}
-  {%- endif -%}
-
-  {{ run_hooks(pre_hooks) }}
-
-  {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
-  {%- set rebuild = existing_relation is none or stream.restart -%}
-  {%- set response = none -%}
-  {#-- Files of bounded size in group_by order (stream_aggregate_build_sql), as a stream_merge
-       target's in key order. --#}
-  {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
-  {%- if empty -%}
-    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
-    {%- endcall -%}
-  {%- else -%}
-    {%- set current_sql = compiled_code if stream.inputs[0].snapshot
-                          else dbt_tablestream._stream_current_rows(compiled_code) -%}
-    {%- do dbt_tablestream.fault_point('before_target_commit') -%}
-    {%- if rebuild -%}
-      {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(current_sql, settings.group_by, columns.target,
-                                                                     ordered=true) -%}
-      {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(existing_relation) -%}
-      {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, build_sql, 'overwrite', stream,
-                                                           kept_properties) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'overwrite', stream, layout) -%}
-    {%- else -%}
-      {#-- The source is read again only for the groups that need it (under the reapply protocol,
-           every group the window touched), by their keys as literals when there are at most
-           1,000, and not at all when there are none. --#}
-      {%- set recompute_all = dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
-      {#-- The listing and the MERGE each read the window: read once, where the protocol can cache. --#}
-      {%- set caches = dbt_tablestream._protocol_step('caches_windows', settings.protocol)() -%}
-      {%- set cached = '__tablestream_window_' ~ this.identifier if caches else none -%}
-      {%- if cached is not none -%}
-        {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code) -%}
-          {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
-        {%- endfor -%}
-      {%- endif -%}
-      {%- set rows_sql = compiled_code if cached is none
-                         else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
-      {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(target_relation, rows_sql,
-                                                                            settings.group_by, columns.target,
-                                                                            recompute_all, 1000) -%}
-      {%- set listed = fromjson(run_query(listing_sql).rows[0][0] or '[]') if listing_sql is not none else none -%}
-      {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)
-                          if listed is not none and listed | length <= 1000 else none -%}
-      {%- set key_ranges = dbt_tablestream._stream_aggregate_key_ranges(rows_sql, settings, columns.types) -%}
-      {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(target_relation, rows_sql,
-                                                                     none if listed == [] else current_sql,
-                                                                     settings.group_by, columns.target, recompute_all,
-                                                                     condition, key_ranges) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, merge_sql, 'merge', stream, layout) -%}
-      {%- if cached is not none -%}
-        {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
-          {%- call statement('uncache_window') -%}{{ statement_sql }}{%- endcall -%}
-        {%- endfor -%}
-      {%- endif -%}
-    {%- endif -%}
-  {%- endif -%}
-
-  {%- set built = {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild, 'unit': 'groups'} -%}
-  {%- do dbt_tablestream._finish_stream_run(stream, response, none, built) -%}
-
-  {{ run_hooks(post_hooks) }}
-
-  {{ return({'relations': [target_relation]}) }}
+  {{ return(dbt_tablestream._stream_materialization({
+      'check': dbt_tablestream._stream_aggregate_check,
+      'caches_window': dbt_tablestream._stream_aggregate_caches_window,
+      'rebuild': dbt_tablestream._stream_aggregate_rebuild,
+      'window': dbt_tablestream._stream_aggregate_window,
+      'unit': 'groups'})) }}
 {% endmaterialization %}
+
+
+{#-- Before any write: the model (_check_stream_aggregate_model), then, unless the window is empty,
+     its output's columns and the protocol's check. `current_sql`: the source's rows as of the
+     window's end (the window's own rows on a start_at snapshot). --#}
+{% macro _stream_aggregate_check(run) %}
+  {%- do dbt_tablestream._check_stream_aggregate_model(run.stream) -%}
+  {%- if run.kind == 'empty' -%}{{ return({}) }}{%- endif -%}
+  {%- set columns = dbt_tablestream._stream_aggregate_columns(run.stream, compiled_code, run.settings) -%}
+  {%- do dbt_tablestream._protocol_step('check', run.settings.protocol)(run.stream, run.settings, compiled_code,
+                                                                        columns.types.keys() | list) -%}
+  {%- set current_sql = compiled_code if run.stream.inputs[0].snapshot
+                        else dbt_tablestream._stream_current_rows(compiled_code) -%}
+  {{ return({'columns': columns, 'current_sql': current_sql}) }}
+{% endmacro %}
+
+
+{#-- The listing and the MERGE each read the window: read once, where the protocol can cache. --#}
+{% macro _stream_aggregate_caches_window(stream, protocol, rebuild) %}
+  {{ return(not rebuild and dbt_tablestream._protocol_step('caches_windows', protocol)()) }}
+{% endmacro %}
+
+
+{#-- A first build or a rebuild: the GROUP BY over the source as of the window's end, in group_by
+     order (stream_aggregate_build_sql). --#}
+{% macro _stream_aggregate_rebuild(run) %}
+  {%- set build_sql = dbt_tablestream.stream_aggregate_build_sql(run.current_sql, run.settings.group_by,
+                                                                 run.columns.target, ordered=true) -%}
+  {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(run.existing) -%}
+  {%- set write_sql = dbt_tablestream.stream_write_sql(run.target, build_sql, 'overwrite', run.stream,
+                                                       kept_properties) -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'overwrite', run.stream,
+                                          dbt_tablestream._stream_key_ordered_layout(run.settings))) }}
+{% endmacro %}
+
+
+{#-- A window: one MERGE of its signed change rows. The source is read again only for the groups
+     that need it (under the reapply protocol, every group the window touched), by their keys as
+     literals when there are at most _stream_aggregate_listed_groups, and not at all when there are
+     none. --#}
+{% macro _stream_aggregate_window(run) %}
+  {%- set settings, columns = run.settings, run.columns -%}
+  {%- set recompute_all = dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
+  {%- set cap = dbt_tablestream._stream_aggregate_listed_groups() -%}
+  {%- set listing_sql = dbt_tablestream.stream_aggregate_recomputes_sql(run.target, run.rows_sql, settings.group_by,
+                                                                        columns.target, recompute_all, cap) -%}
+  {%- set listed = fromjson(run_query(listing_sql).rows[0][0] or '[]') if listing_sql is not none else none -%}
+  {%- set condition = dbt_tablestream._aggregate_listed_groups_condition(settings.group_by, columns.types, listed)
+                      if listed is not none and listed | length <= cap else none -%}
+  {%- set key_ranges = dbt_tablestream._stream_aggregate_key_ranges(run.rows_sql, settings, columns.types) -%}
+  {%- set merge_sql = dbt_tablestream.stream_aggregate_merge_sql(
+        run.target, run.rows_sql, none if listed == [] else run.current_sql,
+        settings.group_by, columns.target, recompute_all, condition, key_ranges) -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, merge_sql, 'merge', run.stream,
+                                          dbt_tablestream._stream_key_ordered_layout(settings))) }}
+{% endmacro %}
+
+
+{#-- The most groups a window's MERGE names by their keys as literals (stream_aggregate_recomputes_sql
+     lists one more, to tell a longer list); more are read again through a semi join with the window's
+     flagged groups instead. --#}
+{% macro _stream_aggregate_listed_groups() %}
+  {{ return(1000) }}
+{% endmacro %}
 
 
 {#-- Before any SQL: a stream_aggregate reads one stream (its groups are that source's), and an

@@ -7,120 +7,32 @@
      "Event sources"). With `scd_type: 2` the target keeps every version of each key instead of its
      current row, with dbt snapshot's columns (docs/architecture.md, "History"). The strategy is
      chosen once, in the settings (_stream_settings_of); its SQL is stream_merge_strategies.sql's,
-     and this file only orchestrates. --#}
+     the run is _stream_materialization's, and this file names its parts. --#}
 {% materialization stream_merge, default %}
-  {%- set settings = dbt_tablestream._stream_settings() -%}
-  {%- set keys = settings.unique_key -%}
-  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
-  {%- do dbt_tablestream._check_stream_model_features(stream) -%}
-  {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set target_relation = this.incorporate(type='table') -%}
-  {#-- An empty window writes nothing, so its run sends only what proved it empty: the output is
-       checked when there is output to write. --#}
-  {%- set empty = existing_relation is not none and not existing_relation.is_view and not stream.restart
-                  and stream.view is none -%}
-  {%- if not empty -%}
-    {%- set schema = dbt_tablestream._stream_output_schema(stream, compiled_code, keys, settings.sequence,
-                                                           settings.strategy == 'history') -%}
-    {%- set columns = schema | map(attribute='name') | list -%}
-    {%- set stream_columns = ['__change_type', '__commit_version', '__commit_timestamp'] -%}
-    {%- set data_columns = columns | reject('in', stream_columns + settings.target_exclude_columns) | list -%}
-    {%- do dbt_tablestream._check_stream_merge_columns(stream, columns, data_columns, settings) -%}
-    {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns) -%}
-  {%- endif -%}
-
-  {{ run_hooks(pre_hooks) }}
-
-  {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
-
-  {%- set response = none -%}
-  {%- set rows_read = none -%}
-  {%- set key_ranges = [] -%}
-  {%- set window_keys = {'count': none, 'listed': none, 'type': none, 'files': none, 'target_rows': none} -%}
-  {#-- Key-ordered files of bounded size, never compacted: bin-packing would mix key ranges. --#}
-  {%- set layout = {'max_rows_per_file': settings.max_rows_per_file} -%}
-  {%- set rebuild = existing_relation is none or stream.restart -%}
-  {%- if empty -%}
-    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
-    {%- endcall -%}
-  {%- else -%}
-    {#-- The protocol's cap applies before the window's keys are listed. --#}
-    {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(
-        settings.replace_where_keys) -%}
-    {%- set caches = dbt_tablestream._stream_merge_caches_window(stream, settings.protocol, rebuild) -%}
-    {%- set cached = '__tablestream_window_' ~ this.identifier if caches else none -%}
-    {%- if cached is not none -%}
-      {%- for statement_sql in dbt_tablestream.stream_window_cache_sql(cached, compiled_code, lazy=true) -%}
-        {%- call statement('cache_window') -%}{{ statement_sql }}{%- endcall -%}
-      {%- endfor -%}
-    {%- endif -%}
-    {%- set rows_sql = compiled_code if cached is none
-                       else 'select * from ' ~ dbt_tablestream._sql_identifier(cached) -%}
-    {%- if stream.view is not none -%}
-      {%- set ranges_spec = none if rebuild
-                            else dbt_tablestream._stream_key_ranges_spec(schema, keys[0], settings.merge_key_ranges,
-                                                                         listed_keys, settings.max_rows_per_file,
-                                                                         existing_relation) -%}
-      {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, rows_sql, keys, settings.sequence,
-                                                                   ranges_spec) -%}
-      {%- set rows_read = checked.rows_read -%}
-      {%- set key_ranges = checked.key_ranges -%}
-      {%- set window_keys = {'count': checked.distinct_keys, 'listed': checked.listed_keys, 'files': checked.key_files,
-                             'target_rows': checked.target_rows,
-                             'type': ranges_spec.type if ranges_spec is not none else none} -%}
-    {%- endif -%}
-    {%- set write_choice = dbt_tablestream._stream_net_write_choice(
-          {'count': window_keys.count, 'listed': window_keys.listed, 'files': window_keys.files},
-          dict(settings.target_layout, rows=window_keys.target_rows),
-          {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys,
-           'max_rows_per_file': settings.max_rows_per_file}) -%}
-    {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {
-        'compiled_code': rows_sql, 'keys': keys, 'columns': columns, 'data_columns': data_columns, 'settings': settings,
-        'stream': stream, 'target': target_relation, 'existing': none if rebuild else existing_relation,
-        'rebuild': rebuild, 'key_ranges': key_ranges, 'window_keys': window_keys, 'write_choice': write_choice,
-        'relation_exists': dbt_tablestream.stream_relation_exists,
-        'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
-    {%- do dbt_tablestream.check_stream_contract(stream, plan.write_sql if rebuild else plan.upserts_sql, rebuild) -%}
-    {%- for step in plan.statements -%}
-      {%- call statement(step.name) -%}{{ step.sql }}{%- endcall -%}
-    {%- endfor -%}
-    {%- do dbt_tablestream.fault_point('before_target_commit') -%}
-    {%- if rebuild -%}
-      {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(existing_relation) -%}
-      {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, plan.write_sql, 'overwrite', stream,
-                                                           kept_properties) -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'overwrite', stream, layout) -%}
-    {%- else -%}
-      {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
-           of the output otherwise. --#}
-      {%- if settings.on_schema_change != 'ignore' or dbt_tablestream._stream_schema_change(stream) -%}
-        {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') -%}
-        {%- call statement('create_tmp_relation') -%}
-          {{ create_temporary_view(tmp_relation, plan.upserts_sql) }}
-        {%- endcall -%}
-        {%- do dbt_tablestream._apply_stream_schema_changes(stream, settings.on_schema_change, tmp_relation,
-                                                            existing_relation) -%}
-        {%- do adapter.drop_relation(tmp_relation) -%}
-      {%- endif -%}
-      {#-- Delta counts every row a rewrite wrote; the run reports the keys it changed. --#}
-      {%- set rows_written = window_keys.count if plan.get('write') == 'rewrite' else none -%}
-      {%- set response = dbt_tablestream.stream_commit(target_relation, plan.write_sql, 'merge', stream,
-                                                       dict(plan.get('layout', layout), rows_written=rows_written)) -%}
-    {%- endif -%}
-    {%- if cached is not none -%}
-      {%- for statement_sql in dbt_tablestream.stream_window_uncache_sql(cached) -%}
-        {%- call statement('uncache_window') -%}{{ statement_sql }}{%- endcall -%}
-      {%- endfor -%}
-    {%- endif -%}
-  {%- endif -%}
-
-  {%- set built = {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild} -%}
-  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, built) -%}
-
-  {{ run_hooks(post_hooks) }}
-
-  {{ return({'relations': [target_relation]}) }}
+  {{ return(dbt_tablestream._stream_materialization({
+      'check': dbt_tablestream._stream_merge_check,
+      'caches_window': dbt_tablestream._stream_merge_caches_window, 'lazy_cache': true,
+      'prepare': dbt_tablestream._stream_merge_plan,
+      'rebuild': dbt_tablestream._stream_merge_rebuild,
+      'window': dbt_tablestream._stream_merge_window})) }}
 {% endmaterialization %}
+
+
+{#-- Before any write: the output's columns and the configs that name them, then the protocol's
+     check. An empty window writes nothing, so its run sends only what proved it empty: the output
+     is checked when there is output to write. --#}
+{% macro _stream_merge_check(run) %}
+  {%- if run.kind == 'empty' -%}{{ return({}) }}{%- endif -%}
+  {%- set settings, stream = run.settings, run.stream -%}
+  {%- set schema = dbt_tablestream._stream_output_schema(stream, compiled_code, settings.unique_key, settings.sequence,
+                                                         settings.strategy == 'history') -%}
+  {%- set columns = schema | map(attribute='name') | list -%}
+  {%- set stream_columns = ['__change_type', '__commit_version', '__commit_timestamp'] -%}
+  {%- set data_columns = columns | reject('in', stream_columns + settings.target_exclude_columns) | list -%}
+  {%- do dbt_tablestream._check_stream_merge_columns(stream, columns, data_columns, settings) -%}
+  {%- do dbt_tablestream._protocol_step('check', settings.protocol)(stream, settings, compiled_code, columns) -%}
+  {{ return({'schema': schema, 'columns': columns, 'data_columns': data_columns}) }}
+{% endmacro %}
 
 
 {#-- Whether a stream_merge run caches its window (stream_window_cache_sql, lazily): the key check
@@ -135,24 +47,62 @@
 {% endmacro %}
 
 
-{% macro stream_relation_exists(relation) %}
-  {{ return(adapter.dispatch('stream_relation_exists', 'dbt_tablestream')(relation)) }}
+{#-- The window's keys read once (NULL keys refused; their ranges, count, files and, when few,
+     the keys themselves), the write chosen from them (_stream_net_write_choice), and the
+     strategy's plan (stream_merge_strategy_sql): the statements to run first, the write, and the
+     rows on_schema_change compares. --#}
+{% macro _stream_merge_plan(run) %}
+  {%- set settings, stream, keys = run.settings, run.stream, run.settings.unique_key -%}
+  {#-- The protocol's cap applies before the window's keys are listed. --#}
+  {%- set listed_keys = dbt_tablestream._protocol_step('replace_where_keys', settings.protocol)(
+      settings.replace_where_keys) -%}
+  {%- set rows_read = none -%}
+  {%- set key_ranges = [] -%}
+  {%- set window_keys = {'count': none, 'listed': none, 'type': none, 'files': none, 'target_rows': none} -%}
+  {%- if stream.view is not none -%}
+    {%- set ranges_spec = none if run.rebuild
+                          else dbt_tablestream._stream_key_ranges_spec(run.schema, keys[0], settings.merge_key_ranges,
+                                                                       listed_keys, settings.max_rows_per_file,
+                                                                       run.existing) -%}
+    {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, run.rows_sql, keys, settings.sequence,
+                                                                 ranges_spec) -%}
+    {%- set rows_read = checked.rows_read -%}
+    {%- set key_ranges = checked.key_ranges -%}
+    {%- set window_keys = {'count': checked.distinct_keys, 'listed': checked.listed_keys, 'files': checked.key_files,
+                           'target_rows': checked.target_rows,
+                           'type': ranges_spec.type if ranges_spec is not none else none} -%}
+  {%- endif -%}
+  {%- set write_choice = dbt_tablestream._stream_net_write_choice(
+        {'count': window_keys.count, 'listed': window_keys.listed, 'files': window_keys.files},
+        dict(settings.target_layout, rows=window_keys.target_rows),
+        {'merge_write': settings.merge_write, 'replace_where_keys': listed_keys,
+         'max_rows_per_file': settings.max_rows_per_file}) -%}
+  {%- set plan = dbt_tablestream.stream_merge_strategy_sql(settings.strategy, {
+      'compiled_code': run.rows_sql, 'keys': keys, 'columns': run.columns, 'data_columns': run.data_columns,
+      'settings': settings, 'stream': stream, 'target': run.target, 'existing': none if run.rebuild else run.existing,
+      'rebuild': run.rebuild, 'key_ranges': key_ranges, 'window_keys': window_keys, 'write_choice': write_choice,
+      'relation_exists': dbt_tablestream.stream_relation_exists,
+      'relation_columns': dbt_tablestream.stream_relation_columns}) -%}
+  {{ return({'rows_read': rows_read, 'window_keys': window_keys, 'plan': plan, 'statements': plan.statements,
+             'written_sql': plan.write_sql if run.rebuild else plan.upserts_sql, 'compared_sql': plan.upserts_sql}) }}
 {% endmacro %}
 
 
-{#-- Whether a relation exists (the strategies ask it of the tombstones table). --#}
-{% macro spark__stream_relation_exists(relation) %}
-  {{ return(adapter.get_relation(relation.database, relation.schema, relation.identifier) is not none) }}
+{#-- A first build or a rebuild: the target replaced by the plan's rows, in key order. --#}
+{% macro _stream_merge_rebuild(run) %}
+  {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(run.existing) -%}
+  {%- set write_sql = dbt_tablestream.stream_write_sql(run.target, run.plan.write_sql, 'overwrite', run.stream,
+                                                       kept_properties) -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'overwrite', run.stream,
+                                          dbt_tablestream._stream_key_ordered_layout(run.settings))) }}
 {% endmacro %}
 
 
-{% macro stream_relation_columns(relation) %}
-  {{ return(adapter.dispatch('stream_relation_columns', 'dbt_tablestream')(relation)) }}
-{% endmacro %}
-
-
-{#-- A relation's column names in its order (the net strategy asks it of a target it replaces
-     keys in, one DESCRIBE). --#}
-{% macro spark__stream_relation_columns(relation) %}
-  {{ return(adapter.get_columns_in_relation(relation) | map(attribute='name') | list) }}
+{#-- A window: the plan's write (a MERGE, a replace of the window's keys or a rewrite). Delta counts
+     every row a rewrite wrote; the run reports the keys it changed. --#}
+{% macro _stream_merge_window(run) %}
+  {%- set rows_written = run.window_keys.count if run.plan.get('write') == 'rewrite' else none -%}
+  {%- set layout = run.plan.get('layout', dbt_tablestream._stream_key_ordered_layout(run.settings)) -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, run.plan.write_sql, 'merge', run.stream,
+                                          dict(layout, rows_written=rows_written))) }}
 {% endmacro %}

@@ -1,15 +1,22 @@
 {#-- table_stream: append the stream's change rows to the target, an append-only change log.
      Commit protocol (docs/architecture.md, "One stream run, traced"): the window was pinned when
      the model compiled; the target write is one Delta commit carrying the stream's marker; only
-     then is the offsets log appended. An empty window writes nothing to the target and still moves the offset. --#}
+     then is the offsets log appended. An empty window writes nothing to the target and still moves the offset.
+     The run is _stream_materialization's; this file names its parts. --#}
 {% materialization table_stream, default %}
-  {%- set settings = dbt_tablestream._stream_settings() -%}
-  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
-  {%- do dbt_tablestream._check_stream_model_features(stream) -%}
-  {%- set keys = settings.unique_key -%}
-  {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set target_relation = this.incorporate(type='table') -%}
-  {%- set on_schema_change = settings.on_schema_change -%}
+  {{ return(dbt_tablestream._stream_materialization({
+      'check': dbt_tablestream._table_stream_check,
+      'rebuild': dbt_tablestream._table_stream_rebuild,
+      'window': dbt_tablestream._table_stream_append,
+      'reads_compared': true})) }}
+{% endmaterialization %}
+
+
+{#-- Before any write, on a window with rows: the protocol's check, then for a keyed table_stream
+     with net_changes the output's columns and NULL keys, and the rows become each key's net change.
+     The rows written are compared on a schema change and checked by an enforced contract. --#}
+{% macro _table_stream_check(run) %}
+  {%- set stream, settings, keys = run.stream, run.settings, run.settings.unique_key -%}
   {%- set rows_sql = compiled_code -%}
   {%- set rows_read = none -%}
   {%- if stream.view is not none -%}
@@ -20,52 +27,26 @@
     {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys).rows_read -%}
     {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
   {%- endif -%}
+  {{ return({'rows_sql': rows_sql, 'rows_read': rows_read, 'written_sql': rows_sql, 'compared_sql': rows_sql}) }}
+{% endmacro %}
 
-  {{ run_hooks(pre_hooks) }}
 
-  {%- set existing_relation = dbt_tablestream.existing_table(existing_relation) -%}
+{#-- A first build or a rebuild: the target replaced by the window's rows, compacted as it grows. --#}
+{% macro _table_stream_rebuild(run) %}
+  {%- set table_properties = dict(dbt_tablestream.stream_compaction_properties(),
+                                  **dbt_tablestream.stream_kept_table_properties(run.existing)) -%}
+  {%- set write_sql = dbt_tablestream.stream_write_sql(run.target, run.rows_sql, 'overwrite', run.stream,
+                                                       table_properties) -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'overwrite', run.stream)) }}
+{% endmacro %}
 
-  {%- set rebuild = existing_relation is none or stream.restart -%}
-  {%- do dbt_tablestream.check_stream_contract(stream, rows_sql if rebuild or stream.view is not none else none,
-                                               rebuild) -%}
-  {%- do dbt_tablestream.fault_point('before_target_commit') -%}
-  {%- set response = none -%}
-  {%- if rebuild -%}
-    {%- set table_properties = dict(dbt_tablestream.stream_compaction_properties(),
-                                    **dbt_tablestream.stream_kept_table_properties(existing_relation)) -%}
-    {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, rows_sql, 'overwrite', stream,
-                                                         table_properties) -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'overwrite', stream) -%}
-  {%- elif stream.view is none -%}
-    {%- call noop_statement('main', 'NO-OP empty ' ~ dbt_tablestream._stream_window_text(stream), 'NO-OP', 0) -%}
-    {%- endcall -%}
-  {%- else -%}
-    {#-- 'ignore' compares nothing unless the window starts at a schema change, so it needs no view
-         of the output otherwise: the rows are appended straight from their select. --#}
-    {%- set compared = on_schema_change != 'ignore' or dbt_tablestream._stream_schema_change(stream) -%}
-    {%- set tmp_relation = make_temp_relation(this).incorporate(type='view') if compared else none -%}
-    {%- if compared -%}
-      {%- call statement('create_tmp_relation') -%}
-        {{ create_temporary_view(tmp_relation, rows_sql) }}
-      {%- endcall -%}
-      {%- do dbt_tablestream._apply_stream_schema_changes(stream, on_schema_change, tmp_relation, existing_relation) -%}
-    {%- endif -%}
-    {%- set dest_columns = [] -%}
-    {%- for column in adapter.get_columns_in_relation(target_relation) -%}
-      {%- do dest_columns.append(dbt_tablestream._sql_identifier(column.name)) -%}
-    {%- endfor -%}
-    {%- set select_sql = 'select ' ~ dest_columns | join(', ') ~ ' from '
-        ~ (tmp_relation if compared else '(' ~ rows_sql ~ ') as __tablestream_rows') -%}
-    {%- set write_sql = dbt_tablestream.stream_write_sql(target_relation, select_sql, 'append', stream) -%}
-    {%- set layout = {'compact': dbt_tablestream._stream_compaction_due(stream.inputs)} -%}
-    {%- set response = dbt_tablestream.stream_commit(target_relation, write_sql, 'append', stream, layout) -%}
-    {%- if compared -%}{%- do adapter.drop_relation(tmp_relation) -%}{%- endif -%}
-  {%- endif -%}
 
-  {%- set built = {'relation': target_relation, 'existing': existing_relation, 'rebuilt': rebuild} -%}
-  {%- do dbt_tablestream._finish_stream_run(stream, response, rows_read, built) -%}
-
-  {{ run_hooks(post_hooks) }}
-
-  {{ return({'relations': [target_relation]}) }}
-{% endmaterialization %}
+{#-- A window: its rows appended in the target's columns, from the compared rows' view when
+     on_schema_change compared them (run.compared), else straight from their select. --#}
+{% macro _table_stream_append(run) %}
+  {%- set columns = dbt_tablestream.stream_relation_columns(run.target) -%}
+  {%- set select_sql = dbt_tablestream.stream_append_select_sql(columns, run.rows_sql, run.compared) -%}
+  {%- set write_sql = dbt_tablestream.stream_write_sql(run.target, select_sql, 'append', run.stream) -%}
+  {%- set layout = {'compact': dbt_tablestream._stream_compaction_due(run.stream.inputs)} -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'append', run.stream, layout)) }}
+{% endmacro %}

@@ -401,7 +401,13 @@ class ModelRender:
                 yield statement("cache_window", sql)
         rows_sql = compiled if cached is None else f"select * from {self.context['adapter'].quote(cached)}"
         listing_sql = self.call(
-            "stream_aggregate_recomputes_sql", self.this, rows_sql, group_by, columns, recompute_all, 1000
+            "stream_aggregate_recomputes_sql",
+            self.this,
+            rows_sql,
+            group_by,
+            columns,
+            recompute_all,
+            self.call("_stream_aggregate_listed_groups"),
         )
         listed: list[list[str | None]] | None = None
         condition = None
