@@ -115,7 +115,7 @@ class TableStream:
         target: str | None,
     ) -> None:
         """The stream ``name`` over the source named by ``parts``, with the settings
-        _stream_settings_of gave it: open_stream checks its arguments and builds it."""
+        _settings_from_configs gave it: open_stream checks its arguments and builds it."""
         self.subject = subject
         # Delta's txn settings that mark a write are session-wide: this stream's own session keeps
         # them away from the caller's.
@@ -378,7 +378,7 @@ def open_stream(
     """
     # How every refusal names the stream, spelled once, by the macros.
     subject = render("_stream_subject", name)
-    settings = render("_stream_settings_of", {"stream_mode": mode, "start_at": start_at}, subject, "pyspark")
+    settings = render("_settings_from_configs", {"stream_mode": mode, "start_at": start_at}, subject, "pyspark")
     parts = source.lower().split(".")
     if len(parts) not in (2, 3) or not all(parts):
         raise StreamError(

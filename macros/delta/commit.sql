@@ -5,58 +5,58 @@
 
 {#-- Runs a write built by stream_write_sql / stream_merge_sql (mode 'overwrite', 'append' or
      'merge') as the run's one commit, under the run's protocol. Returns its response: code
-     'SKIPPED' when a concurrent run had already applied the window, and rows_affected. `layout`:
+     'SKIPPED' when a concurrent run had already applied the window, and rows_affected. `write_options`:
      how the write lays out its files (stream_commit_open_sql), and `rows_written`, the rows to
      report when the run counted them itself (a rewrite's, whose commit counts every row of the
      table): no read of the commit's metrics. --#}
-{% macro stream_commit(target, sql, mode, stream, layout={}) %}
-  {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream, layout)) }}
+{% macro stream_commit(target, sql, mode, stream, write_options={}) %}
+  {{ return(adapter.dispatch('stream_commit', 'dbt_tablestream')(target, sql, mode, stream, write_options)) }}
 {% endmacro %}
 
 
 {#-- The commit protocol's write step (macros/protocols/): _marked_commit or _reapply_commit. --#}
-{% macro spark__stream_commit(target, sql, mode, stream, layout={}) %}
-  {{ return(dbt_tablestream._protocol_step('commit')(target, sql, mode, stream, layout)) }}
+{% macro spark__stream_commit(target, sql, mode, stream, write_options={}) %}
+  {{ return(dbt_tablestream._protocol_step('commit')(target, sql, mode, stream, write_options)) }}
 {% endmacro %}
 
 
-{% macro stream_commit_open_sql(stream, layout={}, clear=true) %}
-  {{ return(adapter.dispatch('stream_commit_open_sql', 'dbt_tablestream')(stream, layout, clear)) }}
+{% macro stream_commit_open_sql(stream, write_options={}, clear=true) %}
+  {{ return(adapter.dispatch('stream_commit_open_sql', 'dbt_tablestream')(stream, write_options, clear)) }}
 {% endmacro %}
 
 
 {#-- The session settings that make the next DML one marked, idempotent Delta commit
-     (_stream_marker_settings), and the write's layout (_stream_layout_settings). With `clear`, it
-     first resets each layout setting this write does not make, so one left by an earlier write
+     (_stream_marker_settings), and the write's options (_stream_write_option_settings). With `clear`, it
+     first resets each write option's setting this write does not make, so one left by an earlier write
      that failed before its close never applies to this one; a session that cannot hold one (a
      session per model, or the local profile's, which restores a failed model's settings) needs
      no clearing (docs/architecture.md, "A failed write"). --#}
-{% macro spark__stream_commit_open_sql(stream, layout={}, clear=true) %}
-  {%- set layout_settings = dbt_tablestream._stream_layout_settings(layout) -%}
+{% macro spark__stream_commit_open_sql(stream, write_options={}, clear=true) %}
+  {%- set option_settings = dbt_tablestream._stream_write_option_settings(write_options) -%}
   {%- set statements = [] -%}
-  {%- for key, value in layout_settings if clear and value is none -%}
+  {%- for key, value in option_settings if clear and value is none -%}
     {%- do statements.append('reset ' ~ key) -%}
   {%- endfor -%}
-  {%- for key, value in dbt_tablestream._stream_marker_settings(stream) + layout_settings if value is not none -%}
+  {%- for key, value in dbt_tablestream._stream_marker_settings(stream) + option_settings if value is not none -%}
     {%- do statements.append('set ' ~ key ~ ' = ' ~ value) -%}
   {%- endfor -%}
   {{ return(statements) }}
 {% endmacro %}
 
 
-{% macro stream_commit_close_sql(layout={}) %}
-  {{ return(adapter.dispatch('stream_commit_close_sql', 'dbt_tablestream')(layout)) }}
+{% macro stream_commit_close_sql(write_options={}) %}
+  {{ return(adapter.dispatch('stream_commit_close_sql', 'dbt_tablestream')(write_options)) }}
 {% endmacro %}
 
 
 {#-- Delta leaves the settings in place after a write, and a later DML on the session would then
      be marked, or skipped, as this stream's: reset every one the open made. --#}
-{% macro spark__stream_commit_close_sql(layout={}) %}
+{% macro spark__stream_commit_close_sql(write_options={}) %}
   {%- set statements = [] -%}
   {%- for key, value in dbt_tablestream._stream_marker_settings() -%}
     {%- do statements.append('reset ' ~ key) -%}
   {%- endfor -%}
-  {%- for key, value in dbt_tablestream._stream_layout_settings(layout) if value is not none -%}
+  {%- for key, value in dbt_tablestream._stream_write_option_settings(write_options) if value is not none -%}
     {%- do statements.append('reset ' ~ key) -%}
   {%- endfor -%}
   {{ return(statements) }}
@@ -79,7 +79,7 @@
 {% endmacro %}
 
 
-{#-- Every setting of a write's `layout` (docs/architecture.md, "Cost"), [key, value] pairs, value
+{#-- Every setting of a write's `write_options` (docs/architecture.md, "Cost"), [key, value] pairs, value
      none where this write leaves the key as the session started. With `max_rows_per_file` its
      files hold at most that many rows (a build, in key order, then writes files of narrow key
      ranges); with `compact`, Delta compacts the table's small files after the write
@@ -91,17 +91,17 @@
      inserted row is a key of the list by construction; and Parquet does not test its row groups
      and pages against the list, which costs more than the scan it would save (bench/README.md,
      "Finding the listed keys"). --#}
-{% macro _stream_layout_settings(layout={}) %}
-  {%- set replaces = 'false' if layout.get('replaces') else none -%}
+{% macro _stream_write_option_settings(write_options={}) %}
+  {%- set replaces = 'false' if write_options.get('replaces') else none -%}
   {%- set settings = [
-      ['spark.sql.files.maxRecordsPerFile', layout.get('max_rows_per_file') or none],
-      ['spark.databricks.delta.merge.deletionVectors.persistent', 'false' if layout.get('copy_files') else none],
+      ['spark.sql.files.maxRecordsPerFile', write_options.get('max_rows_per_file') or none],
+      ['spark.databricks.delta.merge.deletionVectors.persistent', 'false' if write_options.get('copy_files') else none],
       ['spark.databricks.delta.replaceWhere.constraintCheck.enabled', replaces],
       ['spark.sql.parquet.filterPushdown', replaces],
-      ['spark.sql.files.openCostInBytes', '1099511627776' if layout.get('aligned') else none],
+      ['spark.sql.files.openCostInBytes', '1099511627776' if write_options.get('aligned') else none],
   ] -%}
   {%- for key, value in dbt_tablestream._stream_compaction_settings().items() -%}
-    {%- do settings.append([key, value if layout.get('compact') else none]) -%}
+    {%- do settings.append([key, value if write_options.get('compact') else none]) -%}
   {%- endfor -%}
   {{ return(settings) }}
 {% endmacro %}

@@ -8,7 +8,7 @@
 
 
 {#-- What a log read needs of the source (_stream_source_state_of's `files`), the model's
-     unique_key as _stream_settings_of lists it (`key_columns`, to pair a key's delete and insert
+     unique_key as _settings_from_configs lists it (`key_columns`, to pair a key's delete and insert
      into an update) and which of the window's versions to read from the log (`versions`: none for
      every one). --#}
 {% macro _stream_files(files, key_columns) %}

@@ -137,7 +137,7 @@ from (
 {% endmacro %}
 
 
-{#-- The ranges check_stream_keys_not_null computes for the write's file skipping: of the first key
+{#-- The ranges inspect_stream_window computes for the write's file skipping: of the first key
      column, when its type has ranges (_key_range_type) and merge_key_ranges is not 0; else none.
      `listed`: the most keys it lists too (a replaceWhere's key list), 0 for none; `file_rows`: the
      target's rows per file (max_rows_per_file), by which integer keys are placed in files, and

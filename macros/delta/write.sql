@@ -83,7 +83,7 @@ as
 
 {#-- SQL that MERGEs a stream's net changes (one row per key: INSERT, UPDATE_AFTER or DELETE) into
      the target as one Delta commit carrying the stream's marker. `key_ranges`: literal ranges of
-     the window's first key column (check_stream_keys_not_null), so Delta skips the target files
+     the window's first key column (inspect_stream_window), so Delta skips the target files
      outside them; every source key lies in one, so they change no outcome. --#}
 {% macro stream_merge_sql(target, source_sql, keys, delete_mode, update_columns, insert_columns, stream,
                           key_ranges=[]) %}
@@ -149,7 +149,7 @@ when not matched and {{ is_upsert }} then insert ({{ (quoted_inserts + soft_inse
      the target rows of every key the window names and inserts the keys' new rows, in one commit
      that carries the stream's marker as a MERGE's does (docs/architecture.md, "A window's write").
      Delta takes only literals in the predicate, so the keys are listed (key_list, from
-     check_stream_keys_not_null); `key_ranges` beside them let Delta skip the files outside them,
+     inspect_stream_window); `key_ranges` beside them let Delta skip the files outside them,
      as it skips by an IN list only as one [min, max]. Delta checks that every inserted row lies
      within the predicate unless the commit turns the check off (stream_commit_open_sql's
      `replaces`, the marked protocol). Applied twice it leaves what once does. `target_columns`: the target's,

@@ -4,7 +4,7 @@
      top level, where dbt-spark users and earlier releases set it, then from the project var
      `project_var` when there is one. A value set both ways, differently, is refused: which of the
      two would apply is not something a reader of the model can tell. --#}
-{% macro _stream_model_config(name, subject, default=none, project_var=none) %}
+{% macro _model_config_value(name, subject, default=none, project_var=none) %}
   {%- set under_meta = config.meta_get(name, none) -%}
   {%- if under_meta is none -%}
     {%- set value = config.get(name, none) -%}

@@ -1,6 +1,6 @@
 {#-- The kinds of _stream_config_spec's settings. Each kind has what it accepts, as the messages
      and docs say it (_accepted_<kind>), and the one check of a value (_checked_<kind>), which
-     returns the value normalised or refuses it. _stream_settings_of checks every setting by its
+     returns the value normalised or refuses it. _settings_from_configs checks every setting by its
      kind before the rules that relate one setting to another. --#}
 
 {#-- The kinds, in one table so that a reader finds each kind's two macros by grep: every kind
@@ -37,7 +37,7 @@
 
 {#-- The refusal of a value outside what its config accepts: a choice lists the values, any other
      kind says what it takes. `entry.needed`: the model's materialization refuses it unset
-     (_stream_settings_of), so it is not said to be optional. --#}
+     (_settings_from_configs), so it is not said to be optional. --#}
 {% macro _config_refused(name, value, entry, subject) %}
   {%- set accepted = dbt_tablestream._stream_config_accepted(entry) -%}
   {%- set optional = entry.default is none and entry.kind != 'unsupported' and not entry.needed -%}

@@ -6,7 +6,7 @@
      wins, within the window and against what the target already holds (docs/architecture.md,
      "Event sources"). With `scd_type: 2` the target keeps every version of each key instead of its
      current row, with dbt snapshot's columns (docs/architecture.md, "History"). The strategy is
-     chosen once, in the settings (_stream_settings_of); its SQL is stream_merge_strategies.sql's,
+     chosen once, in the settings (_settings_from_configs); its SQL is stream_merge_strategies.sql's,
      the run is _stream_materialization's, and this file names its parts. --#}
 {% materialization stream_merge, default %}
   {{ return(dbt_tablestream._stream_materialization({
@@ -64,7 +64,7 @@
                           else dbt_tablestream._stream_key_ranges_spec(run.schema, keys[0], settings.merge_key_ranges,
                                                                        listed_keys, settings.max_rows_per_file,
                                                                        run.existing) -%}
-    {%- set checked = dbt_tablestream.check_stream_keys_not_null(stream, run.rows_sql, keys, settings.sequence,
+    {%- set checked = dbt_tablestream.inspect_stream_window(stream, run.rows_sql, keys, settings.sequence,
                                                                  ranges_spec) -%}
     {%- set rows_read = checked.rows_read -%}
     {%- set key_ranges = checked.key_ranges -%}
@@ -102,7 +102,7 @@
      every row a rewrite wrote; the run reports the keys it changed. --#}
 {% macro _stream_merge_window(run) %}
   {%- set rows_written = run.window_keys.count if run.plan.get('write') == 'rewrite' else none -%}
-  {%- set layout = run.plan.get('layout', dbt_tablestream._stream_key_ordered_layout(run.settings)) -%}
+  {%- set write_options = run.plan.get('write_options', dbt_tablestream._stream_key_ordered_layout(run.settings)) -%}
   {{ return(dbt_tablestream.stream_commit(run.target, run.plan.write_sql, 'merge', run.stream,
-                                          dict(layout, rows_written=rows_written))) }}
+                                          dict(write_options, rows_written=rows_written))) }}
 {% endmacro %}

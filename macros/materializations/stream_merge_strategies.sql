@@ -4,7 +4,7 @@
 
 
 {#-- stream_merge's strategies (docs/architecture.md, "stream_merge's strategies"): the SQL of a run
-     for each way a target is kept, chosen once from the settings (_stream_settings_of's
+     for each way a target is kept, chosen once from the settings (_settings_from_configs's
      `strategy`), as dbt-spark's incremental strategies are. Each returns the run's plan and sends
      no statement of its own (relation_exists and relation_columns, below, are the caller's):
      - `statements`: statements to run before the target's commit ({name, sql}; the tombstones of
@@ -12,11 +12,11 @@
      - `write_sql`: the rows of a rebuild (written by stream_write_sql), or the MERGE of a later run;
      - `upserts_sql`: on a later run, the rows the MERGE writes, whose columns on_schema_change
        compares with the target's; none on a rebuild;
-     - `write` and `layout` (net, later runs): the write _stream_net_write_choice chose ('merge',
+     - `write` and `write_options` (net, later runs): the write _stream_net_write_choice chose ('merge',
        'merge_copying', 'replace_where' or 'rewrite') and the session settings of its commit.
      `args`: compiled_code, keys, columns (the output's), data_columns (the target's), settings,
      stream, target, existing (the target relation on a later run, none on a rebuild), rebuild,
-     key_ranges, window_keys ({count, listed, type, files}: check_stream_keys_not_null's distinct_keys,
+     key_ranges, window_keys ({count, listed, type, files}: inspect_stream_window's distinct_keys,
      listed_keys and key_files, and the key's type), write_choice (the net strategy's later runs:
      _stream_net_write_choice's), relation_exists (a macro telling whether a relation exists) and
      relation_columns (one giving a relation's column names). --#}
@@ -65,17 +65,17 @@
         {%- set write_sql = dbt_tablestream.stream_replace_where_sql(args.target, changes, args['keys'][0], key_list,
                                                                      args.key_ranges, target_columns) -%}
       {%- endif -%}
-      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout,
-                 'write_sql': write_sql}) }}
+      {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write,
+                 'write_options': choice.write_options, 'write_sql': write_sql}) }}
     {%- endif -%}
-    {%- set choice = {'write': 'merge', 'layout': dict(choice.layout, replaces=false, aligned=false)} -%}
+    {%- set choice = {'write': 'merge', 'write_options': dict(choice.write_options, replaces=false, aligned=false)} -%}
   {%- endif -%}
   {%- set source_sql = dbt_tablestream.stream_merge_source_sql(changes, args.data_columns,
                                                                 '__commit_timestamp' in args.columns) -%}
   {%- set update_columns = dbt_tablestream._stream_merge_update_columns(args.settings, args.data_columns) -%}
   {%- set merge_sql = dbt_tablestream.stream_merge_sql(args.target, source_sql, args['keys'], args.settings.delete_mode,
       update_columns, args.data_columns, args.stream, args.key_ranges) -%}
-  {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'layout': choice.layout,
+  {{ return({'statements': [], 'upserts_sql': upserts_sql, 'write': choice.write, 'write_options': choice.write_options,
              'write_sql': merge_sql}) }}
 {% endmacro %}
 

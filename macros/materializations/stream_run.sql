@@ -65,8 +65,8 @@
 {% endmacro %}
 
 
-{% macro check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
-  {{ return(adapter.dispatch('check_stream_keys_not_null', 'dbt_tablestream')(
+{% macro inspect_stream_window(stream, sql, keys, sequence=[], key_ranges=none) %}
+  {{ return(adapter.dispatch('inspect_stream_window', 'dbt_tablestream')(
       stream, sql, keys, sequence, key_ranges)) }}
 {% endmacro %}
 
@@ -79,7 +79,7 @@
      touch (key_files, stream_key_ranges_sql's estimate) and the target's rows (target_rows), and,
      when they are at most `listed`, the keys (listed_keys, as strings; _key_list_sql writes them
      as SQL), from the same one read of the window. --#}
-{% macro spark__check_stream_keys_not_null(stream, sql, keys, sequence=[], key_ranges=none) %}
+{% macro spark__inspect_stream_window(stream, sql, keys, sequence=[], key_ranges=none) %}
   {%- set counts = run_query(dbt_tablestream.stream_null_keys_sql(sql, keys, sequence, key_ranges)).rows[0] -%}
   {%- set nulls = counts[1] -%}
   {%- if nulls > 0 -%}

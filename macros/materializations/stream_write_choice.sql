@@ -9,8 +9,8 @@
        its change feed on (both from the model's tblproperties)};
      - `settings`: {merge_write, replace_where_keys (the most keys a replace may list: 0 when the
        model may take no write but a MERGE, _replace_where_refusal), max_rows_per_file}.
-     Returns {write, layout}: the write and the session settings of its commit
-     (_stream_layout_settings):
+     Returns {write, write_options}: the write and the session settings of its commit
+     (_stream_write_option_settings):
      - 'rewrite' (stream_rewrite_sql): the target rewritten from itself, less the window's keys,
        plus its upserts, each file read and written by one task so the key order holds. Chosen by
        merge_write rewrite, or under auto for a window whose keys fall in at least half the
@@ -31,7 +31,7 @@
   {%- set one_file = target.rows is not none and settings.max_rows_per_file
                      and target.rows <= settings.max_rows_per_file -%}
   {{ return({'write': write,
-             'layout': {'max_rows_per_file': settings.max_rows_per_file, 'copy_files': write == 'merge_copying',
+             'write_options': {'max_rows_per_file': settings.max_rows_per_file, 'copy_files': write == 'merge_copying',
                         'replaces': write == 'replace_where', 'aligned': write == 'rewrite' and not one_file}}) }}
 {% endmacro %}
 

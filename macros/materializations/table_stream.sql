@@ -24,7 +24,7 @@
   {%- endif -%}
   {%- if keys and settings.net_changes and stream.view is not none -%}
     {%- set columns = dbt_tablestream._stream_output_columns(stream, compiled_code, keys) -%}
-    {%- set rows_read = dbt_tablestream.check_stream_keys_not_null(stream, compiled_code, keys).rows_read -%}
+    {%- set rows_read = dbt_tablestream.inspect_stream_window(stream, compiled_code, keys).rows_read -%}
     {%- set rows_sql = dbt_tablestream.net_changes_sql(compiled_code, keys, columns) -%}
   {%- endif -%}
   {{ return({'rows_sql': rows_sql, 'rows_read': rows_read, 'written_sql': rows_sql, 'compared_sql': rows_sql}) }}
@@ -47,6 +47,6 @@
   {%- set columns = dbt_tablestream.stream_relation_columns(run.target) -%}
   {%- set select_sql = dbt_tablestream.stream_append_select_sql(columns, run.rows_sql, run.compared) -%}
   {%- set write_sql = dbt_tablestream.stream_write_sql(run.target, select_sql, 'append', run.stream) -%}
-  {%- set layout = {'compact': dbt_tablestream._stream_compaction_due(run.stream.inputs)} -%}
-  {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'append', run.stream, layout)) }}
+  {%- set write_options = {'compact': dbt_tablestream._stream_compaction_due(run.stream.inputs)} -%}
+  {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'append', run.stream, write_options)) }}
 {% endmacro %}

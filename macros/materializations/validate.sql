@@ -1,4 +1,4 @@
-{#-- A stream model's settings: one pure validation (_stream_settings_of) that checks each config
+{#-- A stream model's settings: one pure validation (_settings_from_configs) that checks each config
      by its kind (_stream_config_spec, settings_kinds.sql), then the rules that relate configs, and
      fills every default; and the one macro that reads them from the model (_stream_settings).
      Everything else reads the settings it returns. It runs before any SQL, and every error says
@@ -16,7 +16,7 @@
      events or history: the MERGE the materialization runs), for snapshot_mirror `key_columns`.
      `protocol`: the run's commit protocol (_stream_commit_protocol), whose settings_check refuses
      what it cannot keep exactly once; none where nothing is written by a protocol. --#}
-{% macro _stream_settings_of(raw, subject, materialized, protocol=none) %}
+{% macro _settings_from_configs(raw, subject, materialized, protocol=none) %}
   {%- set checked = {'materialized': materialized, 'configured': []} -%}
   {%- for name, listed in dbt_tablestream._stream_config_spec().items()
         if dbt_tablestream._setting_applies(listed, materialized) -%}
@@ -63,7 +63,7 @@
 {% endmacro %}
 
 
-{#-- The stream_merge part of _stream_settings_of: the key, the update columns, and the event
+{#-- The stream_merge part of _settings_from_configs: the key, the update columns, and the event
      (_validate_stream_events_config) and history (_validate_stream_history_config) configs, from
      which the strategy is chosen once. --#}
 {% macro _stream_merge_settings_of(settings, subject) %}
@@ -95,7 +95,7 @@
 {% endmacro %}
 
 
-{#-- The stream_aggregate part of _stream_settings_of (docs/stream-aggregate.md): `group_by` and
+{#-- The stream_aggregate part of _settings_from_configs (docs/stream-aggregate.md): `group_by` and
      `aggregates` are required (their spec entries' `needed_by`), and what would break the
      contract (the target equals the model's GROUP BY over the whole source as of each window's
      end) is refused: a start other than a snapshot of the source (the target would aggregate only
@@ -163,7 +163,7 @@
 {% endmacro %}
 
 
-{#-- The settings of the stream model being compiled or run, validated by _stream_settings_of,
+{#-- The settings of the stream model being compiled or run, validated by _settings_from_configs,
      after the checks that need the connection (the engine, and dbt-spark's shared session), with
      the run's commit protocol (`protocol`: _stream_commit_protocol's {name, reason}) and what the
      model's dbt tblproperties give its target (`target_layout`: {vectors, feed}, which a window's
@@ -173,7 +173,7 @@
   {%- do dbt_tablestream.stream_engine_check('the stream model ' ~ model_name) -%}
   {%- do dbt_tablestream._validate_stream_session(model_name) -%}
   {%- set protocol = dbt_tablestream._stream_commit_protocol() -%}
-  {%- set settings = dbt_tablestream._stream_settings_of(dbt_tablestream._stream_configs('Model ' ~ model_name),
+  {%- set settings = dbt_tablestream._settings_from_configs(dbt_tablestream._raw_stream_configs('Model ' ~ model_name),
                                                          'Model ' ~ model_name, config.get('materialized', none),
                                                          protocol) -%}
   {%- set properties = config.get('tblproperties') or {} -%}
@@ -184,12 +184,12 @@
 
 
 {#-- The current model's stream configs as it sets them (none when unset), each read by
-     _stream_model_config (under meta, at the top level, and for stream_read the project var
+     _model_config_value (under meta, at the top level, and for stream_read the project var
      tablestream_stream_read when the model sets none). --#}
-{% macro _stream_configs(subject) %}
+{% macro _raw_stream_configs(subject) %}
   {%- set raw = {} -%}
   {%- for name, entry in dbt_tablestream._stream_config_spec().items() -%}
-    {%- do raw.update({name: dbt_tablestream._stream_model_config(name, subject, project_var=entry.project_var)}) -%}
+    {%- do raw.update({name: dbt_tablestream._model_config_value(name, subject, project_var=entry.project_var)}) -%}
   {%- endfor -%}
   {{ return(raw) }}
 {% endmacro %}

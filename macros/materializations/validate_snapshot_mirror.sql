@@ -1,13 +1,13 @@
 {#-- A snapshot_mirror's configs and its snapshot's keys, checked before anything is written. --#}
 
 
-{#-- The model's settings (_stream_settings_of, by the spec's entries for snapshot_mirror):
+{#-- The model's settings (_settings_from_configs, by the spec's entries for snapshot_mirror):
      {unique_key, delete_mode (as a stream_merge's), key_columns (unique_key as a list)}. --#}
 {% macro _snapshot_mirror_settings() %}
   {%- do dbt_tablestream.stream_engine_check('the snapshot_mirror model ' ~ model.name) -%}
   {%- set subject = "Model " ~ model.name -%}
-  {%- set configs = dbt_tablestream._stream_configs(subject) -%}
-  {{ return(dbt_tablestream._stream_settings_of(configs, subject, 'snapshot_mirror')) }}
+  {%- set configs = dbt_tablestream._raw_stream_configs(subject) -%}
+  {{ return(dbt_tablestream._settings_from_configs(configs, subject, 'snapshot_mirror')) }}
 {% endmacro %}
 
 

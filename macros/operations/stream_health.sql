@@ -56,7 +56,7 @@
     {%- do tracks.update({read: tracked == 'true'}) -%}
   {%- endfor -%}
   {%- set stream_read = 'changelog' if tracks['changelog'] and not tracks['table_changes'] else none -%}
-  {%- set settings = dbt_tablestream._stream_settings_of({'stream_read': stream_read},
+  {%- set settings = dbt_tablestream._settings_from_configs({'stream_read': stream_read},
                                                         dbt_tablestream._stream_subject(row['stream_name']), none) -%}
   {%- set stream = dbt_tablestream._stream_input(settings, {
       'stream': row['stream_name'], 'source': row['source'], 'after': offset | int, 'through': latest_version,

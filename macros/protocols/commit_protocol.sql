@@ -32,7 +32,7 @@
      pattern (tests/unit/test_dispatch_tables.py). marked.sql holds `_marked_<step>`, reapply.sql
      `_reapply_<step>`:
      - settings_check: refuses the settings the protocol cannot keep exactly once, whatever the
-       stream (_stream_settings_of);
+       stream (_settings_from_configs);
      - check: refuses before any SQL what the protocol cannot apply exactly once to the stream;
      - commit: the target's DML as one commit, with what proves it this run's to apply;
      - append_sql: a table_stream window's append;

@@ -8,7 +8,7 @@
 {#-- The step `commit`: the target DML as one marked Delta commit. Before it, the target's marker
      says whether the window is still this run's to apply; after it, whether Delta applied it or
      skipped it because a concurrent run had (a SetTransaction at or above this version). --#}
-{% macro _marked_commit(target, sql, mode, stream, layout={}) %}
+{% macro _marked_commit(target, sql, mode, stream, write_options={}) %}
   {%- if mode != 'overwrite' -%}
     {%- set verdict = dbt_tablestream._stream_commit_verdict(target, stream) -%}
     {%- if verdict == 'applied' -%}
@@ -21,17 +21,18 @@
   {%- endif -%}
   {%- set write = "the write of stream " ~ stream.stream ~ " to " ~ target ~ " for its "
       ~ dbt_tablestream._stream_window_text(stream) -%}
-  {%- set open_sql = dbt_tablestream.stream_commit_open_sql(stream, layout,
+  {%- set open_sql = dbt_tablestream.stream_commit_open_sql(stream, write_options,
                                                             clear=dbt_tablestream._stream_session_shared()) -%}
   {%- do dbt_tablestream._open_write_settings(open_sql, write) -%}
   {%- call statement('main', fetch_result=True) -%}
     {{ sql }}
   {%- endcall -%}
-  {%- do dbt_tablestream._close_write_settings(dbt_tablestream.stream_commit_close_sql(layout), write) -%}
+  {%- do dbt_tablestream._close_write_settings(dbt_tablestream.stream_commit_close_sql(write_options), write) -%}
   {%- set history = dbt_tablestream.history_with_own_commit(target, stream) -%}
   {%- set own = dbt_tablestream._own_commit(history, stream) -%}
   {%- if own is not none -%}
-    {{ return({'code': 'OK', 'rows_affected': layout.rows_written if layout.get('rows_written') is not none
+    {%- set rows_written = write_options.get('rows_written') -%}
+    {{ return({'code': 'OK', 'rows_affected': rows_written if rows_written is not none
                                               else dbt_tablestream._rows_written(load_result('main'), history, own)}) }}
   {%- endif -%}
   {%- set marker = dbt_tablestream._find_commit_marker(history, stream.stream) -%}

@@ -13,11 +13,11 @@
      Delta, as their MERGEs read the files the other rewrites, and one fails; two that write one
      after the other both apply the window (the second changes nothing) and the offsets log takes
      the first row only (append_stream_offset). --#}
-{% macro _reapply_commit(target, sql, mode, stream, layout={}) %}
+{% macro _reapply_commit(target, sql, mode, stream, write_options={}) %}
   {%- if mode != 'overwrite' -%}
     {%- do dbt_tablestream._check_stream_position_unmoved(stream) -%}
   {%- endif -%}
-  {%- if layout.get('compact') -%}
+  {%- if write_options.get('compact') -%}
     {#-- A target built under the marked protocol lacks the property that compacts it here. --#}
     {%- set properties = dbt_tablestream.stream_compaction_properties() -%}
     {%- set present = run_query(dbt_tablestream.table_properties_sql(target)).rows | map(attribute=0) | list -%}
@@ -30,8 +30,8 @@
     {{ sql }}
   {%- endcall -%}
   {%- set result = load_result('main') -%}
-  {%- if layout.get('rows_written') is not none -%}
-    {{ return({'code': 'OK', 'rows_affected': layout.rows_written}) }}
+  {%- if write_options.get('rows_written') is not none -%}
+    {{ return({'code': 'OK', 'rows_affected': write_options.rows_written}) }}
   {%- endif -%}
   {%- if result.table is not none and 'num_affected_rows' in result.table.column_names
       and result.table.rows | length > 0 -%}
@@ -82,7 +82,7 @@ when not matched then insert *
 
 
 {#-- The step `settings_check`: refuses before any SQL runs the settings this protocol cannot keep
-     exactly once whatever the stream (_stream_settings_of runs it with the other settings'
+     exactly once whatever the stream (_settings_from_configs runs it with the other settings'
      refusals): a file bound, which only a session setting can give a MERGE; and a keyed
      table_stream's net changes, which a window applied again over a longer window would net
      differently. `protocol`: the run's, whose reason the messages say. --#}

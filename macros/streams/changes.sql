@@ -23,12 +23,12 @@
           ~ "number >= 0) or an ISO-8601 timestamp string, got " ~ point ~ ".") }}
     {%- endif -%}
   {%- endfor -%}
-  {%- set configs = dbt_tablestream._stream_configs('dbt_tablestream.' ~ query) -%}
+  {%- set configs = dbt_tablestream._raw_stream_configs('dbt_tablestream.' ~ query) -%}
   {%- set raw = {'drop_carryovers': drop_carryovers} -%}
   {%- for name, entry in dbt_tablestream._stream_config_spec().items() if entry.get('change_query') -%}
     {%- do raw.update({name: configs[name]}) -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream._stream_settings_of(raw, 'dbt_tablestream.' ~ query, none) -%}
+  {%- set settings = dbt_tablestream._settings_from_configs(raw, 'dbt_tablestream.' ~ query, none) -%}
   {%- set read = settings.stream_read -%}
   {%- if read == 'changelog' -%}{%- do dbt_tablestream.prepare_changelog_session(query) -%}{%- endif -%}
   {%- set state = dbt_tablestream.stream_source_state(relation, query, none, false, read) -%}

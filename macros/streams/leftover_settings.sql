@@ -71,7 +71,7 @@
     {%- do failed_writes.update({row[0]: row[1]}) -%}
   {%- endfor -%}
   {%- if not failed_writes -%}{{ return('') }}{%- endif -%}
-  {%- set settings = dbt_tablestream._stream_marker_settings() + dbt_tablestream._stream_layout_settings() -%}
+  {%- set settings = dbt_tablestream._stream_marker_settings() + dbt_tablestream._stream_write_option_settings() -%}
   {%- for key in (settings | map(attribute=0) | list) + (failed_writes | list) -%}
     {%- do run_query('reset ' ~ key) -%}
   {%- endfor -%}

@@ -20,7 +20,7 @@
 
 {#-- One stream input: `fields` names its position and window (stream, epoch, source,
      source_table_id, after, through, and the optional keys below, none or false when left out),
-     `settings` the model's stream settings (_stream_settings_of) for how it reads. `subject` and
+     `settings` the model's stream settings (_settings_from_configs) for how it reads. `subject` and
      `remedy` are how a refusal names the reader and what it advises (_stream_remedy), so a check
      deep in the read words it as its caller would: a stream by default, a change query
      (changes()) its own. Refuses a key it does not know, so no caller adds one along the way. --#}

@@ -82,7 +82,7 @@
   {%- for column in target_columns if column | lower in source_columns -%}
     {%- do shared.append(dbt_tablestream._sql_identifier(column)) -%}
   {%- endfor -%}
-  {%- set settings = dbt_tablestream._stream_settings_of({}, 'mirrors_source on ' ~ target, none) -%}
+  {%- set settings = dbt_tablestream._settings_from_configs({}, 'mirrors_source on ' ~ target, none) -%}
   {%- set snapshot = dbt_tablestream._stream_input(settings, {
       'stream': position.stream_name, 'epoch': position.epoch, 'source': position.source,
       'source_table_id': position.source_table_id, 'after': position.to_version - 1, 'through': position.to_version,

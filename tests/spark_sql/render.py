@@ -39,7 +39,7 @@ LATEST_TIMESTAMP = "2026-11-21 09:30:00"
 EARLIEST_CHANGE_VERSION = 2
 VERSION_AT_TIMESTAMP = 4
 NEXT_RUN_AFTER = 5
-# The window's key ranges a live run would read (check_stream_keys_not_null), as strings.
+# The window's key ranges a live run would read (inspect_stream_window), as strings.
 KEY_RANGES = (("10", "20"), ("40", "40"))
 # A stream_aggregate's answers: the window's ranges of its first group_by column
 # (_stream_aggregate_key_ranges), and the groups whose extremes it removed, to be read again

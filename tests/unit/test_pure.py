@@ -143,7 +143,7 @@ def test_a_marked_write_clears_the_package_settings_it_does_not_make_and_resets_
     stream["inputs"] = [dict(stream)]
     opened = render("stream_commit_open_sql", stream, layout, invocation_id="run-1")
     closed = render("stream_commit_close_sql", layout)
-    every = [key for key, _ in render("_stream_marker_settings") + render("_stream_layout_settings")]
+    every = [key for key, _ in render("_stream_marker_settings") + render("_stream_write_option_settings")]
     reset_first = [sql.split()[1] for sql in opened if sql.startswith("reset ")]
     made = [sql.split()[1] for sql in opened if sql.startswith("set ")]
     assert opened == [f"reset {key}" for key in reset_first] + [sql for sql in opened if sql.startswith("set ")]

@@ -1,6 +1,6 @@
 """The settings: one table of every config's default and accepted values, for every
 materialization of the package (`_stream_config_spec`), one validation that fills them
-(`_stream_settings_of`), rendered here through the package's own macros as the PySpark API
+(`_settings_from_configs`), rendered here through the package's own macros as the PySpark API
 renders them, with no Spark.
 
 docs/configuration.md is rendered from the table: `TABLESTREAM_UPDATE_GOLDEN=1 pytest tests/unit`
@@ -41,7 +41,7 @@ NEEDED: dict[str, dict[str, Any]] = {
 
 
 def settings_of(raw: dict[str, Any], materialized: str = "table_stream") -> dict[str, Any]:
-    return render("_stream_settings_of", raw, "Model m", materialized)
+    return render("_settings_from_configs", raw, "Model m", materialized)
 
 
 def applies_to(entry: dict[str, Any]) -> list[str]:
@@ -74,14 +74,14 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
                 ]
             assert settings[name] == expected, (materialized, name)
         assert settings["configured"] == list(raw)
-    pyspark = render("_stream_settings_of", {}, "Stream s", "pyspark")
+    pyspark = render("_settings_from_configs", {}, "Stream s", "pyspark")
     assert pyspark["start_at"] == SPEC["start_at"]["pyspark"]["default"] == "latest"
     assert pyspark["stream_mode"] == SPEC["stream_mode"]["default"]
     # A stream's other readers (the PySpark API, a model's changes(), a model of another
     # materialization reading ref_stream) take what every stream materialization takes.
     takes_all = [name for name, entry in SPEC.items() if set(STREAM_MATERIALIZATIONS) <= set(applies_to(entry))]
     for reader in ("pyspark", None, "table"):
-        taken = render("_stream_settings_of", {}, "Stream s", reader)
+        taken = render("_settings_from_configs", {}, "Stream s", reader)
         assert [name for name in SPEC if name in taken] == takes_all, reader
     assert settings_of({"unique_key": "id"}, "snapshot_mirror")["key_columns"] == ["id"]
 
@@ -179,7 +179,7 @@ def test_values_of_the_wrong_kind_are_refused() -> None:
     with pytest.raises(StreamError, match="is a stream_merge model and needs unique_key"):
         settings_of({}, "stream_merge")
     with pytest.raises(StreamError, match=r"invalid start_at 'snapshot'\. Accepted values: latest, earliest"):
-        render("_stream_settings_of", {"start_at": "snapshot"}, "Stream s", "pyspark")
+        render("_settings_from_configs", {"start_at": "snapshot"}, "Stream s", "pyspark")
 
 
 def test_a_source_materialization_s_configs_are_checked_by_the_spec() -> None:
@@ -232,8 +232,8 @@ def test_stream_merge_chooses_its_strategy_once() -> None:
 
 def test_no_macro_or_python_reads_a_config_but_the_settings() -> None:
     """A default stated twice drifts, and a config read around the one reader would miss `meta`:
-    only _stream_model_config reads a model's configs (config.get or config.meta_get of a config
-    of the spec, any materialization's), and only _stream_configs asks it for the spec's."""
+    only _model_config_value reads a model's configs (config.get or config.meta_get of a config
+    of the spec, any materialization's), and only _raw_stream_configs asks it for the spec's."""
     reads = re.compile(r"config\.(get|meta_get)\(\s*(name\b|['\"](" + "|".join(SPEC) + r")['\"])")
     found = []
     for path in [
@@ -255,20 +255,20 @@ def macros_in(path: Path) -> list[tuple[str, str, str]]:
 
 
 def test_no_materialization_validates_a_config_outside_the_spec() -> None:
-    """Each config has one default and one check, the spec's: only _stream_configs asks the one
+    """Each config has one default and one check, the spec's: only _raw_stream_configs asks the one
     reader for a model's configs (by the spec's names), every materialization the package defines
-    takes the spec's entries that name it through _stream_settings_of, and a refusal left beside
+    takes the spec's entries that name it through _settings_from_configs, and a refusal left beside
     a materialization's settings (validate_<materialization>.sql), or in a commit protocol's
     `check` step, depends on the query or the stream, never on a setting alone: those are
-    _stream_settings_of's, the protocol's among them (its `settings_check` step)."""
+    _settings_from_configs's, the protocol's among them (its `settings_check` step)."""
     paths = list(ROOT.glob("macros/**/*.sql"))
-    readers = [name for path in paths for name, _, body in macros_in(path) if "_stream_model_config(" in body]
-    assert readers == ["_stream_configs"]
+    readers = [name for path in paths for name, _, body in macros_in(path) if "_model_config_value(" in body]
+    assert readers == ["_raw_stream_configs"]
     text = "".join(path.read_text() for path in paths)
     defined = set(re.findall(r"{%-?\s*materialization\s+(\w+),", text))
     assert defined == set(MATERIALIZATIONS)
     for materialized in SOURCE_MATERIALIZATIONS:
-        assert re.search(rf"_stream_settings_of\((?:[^()]|\([^()]*\))*'{materialized}'\)", text), materialized
+        assert re.search(rf"_settings_from_configs\((?:[^()]|\([^()]*\))*'{materialized}'\)", text), materialized
     assert "_stream_settings()" in text
     for path in ROOT.glob("macros/materializations/validate_*.sql"):
         for name, arguments, body in macros_in(path):
@@ -286,7 +286,7 @@ def test_no_materialization_validates_a_config_outside_the_spec() -> None:
 
 
 def test_every_project_var_is_read_through_its_spec_entry() -> None:
-    """One default and one check per project var: only _stream_project_var and _stream_model_config
+    """One default and one check per project var: only _stream_project_var and _model_config_value
     (model_config.sql) call var(), and every var they are asked for is in the spec."""
     macros = {path: path.read_text() for path in ROOT.glob("macros/**/*.sql")}
     direct = [str(path.relative_to(ROOT)) for path, text in macros.items() if re.search(r"\bvar\(", text)]

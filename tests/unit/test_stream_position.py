@@ -91,7 +91,7 @@ def test_the_earliest_change_version_is_the_newest_commit_that_set_tracking() ->
 
 
 def window(after: int, through: int, **fields: Any) -> dict[str, Any]:
-    settings = render("_stream_settings_of", {}, "Stream s", "pyspark")
+    settings = render("_settings_from_configs", {}, "Stream s", "pyspark")
     base = {"stream": "s", "epoch": 0, "source": "app.t", "source_table_id": "t1", "after": after, "through": through}
     return dict(render("_stream_input", settings, {**base, **fields}))
 

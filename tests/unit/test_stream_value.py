@@ -12,7 +12,7 @@ from dbt_tablestream._macros import render
 from dbt_tablestream.exceptions import StreamError
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = render("_stream_settings_of", {}, "Stream s", "pyspark")
+SETTINGS = render("_settings_from_configs", {}, "Stream s", "pyspark")
 FIELDS = {"stream": "s", "source": "app.t", "after": 2, "through": 5, "epoch": 1}
 
 

@@ -122,7 +122,7 @@ def test_the_write_of_a_window(
 ) -> None:
     chosen = render("_stream_net_write_choice", window, target, settings)
     assert chosen["write"] == write, case
-    assert chosen["layout"] == {
+    assert chosen["write_options"] == {
         "max_rows_per_file": settings["max_rows_per_file"],
         "copy_files": write == "merge_copying",
         "replaces": write == "replace_where",
@@ -133,6 +133,6 @@ def test_the_write_of_a_window(
 def test_a_rewrite_reads_each_file_in_one_task_and_a_merge_leaves_the_setting_alone() -> None:
     """The rewrite's commit prices opening a file above any split, so each task reads one file
     and writes its key range back; no other write changes the setting."""
-    settings = dict(render("_stream_layout_settings", {"aligned": True}))
+    settings = dict(render("_stream_write_option_settings", {"aligned": True}))
     assert int(settings["spark.sql.files.openCostInBytes"]) >= 1 << 40
-    assert dict(render("_stream_layout_settings", {"replaces": True}))["spark.sql.files.openCostInBytes"] is None
+    assert dict(render("_stream_write_option_settings", {"replaces": True}))["spark.sql.files.openCostInBytes"] is None
