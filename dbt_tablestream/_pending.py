@@ -22,8 +22,6 @@ from dbt_tablestream._offsets import DROPPED, latest_rows, offsets_rows
 from dbt_tablestream._warehouse import table_dir
 from dbt_tablestream.exceptions import PendingUnknownError
 
-STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge", "stream_aggregate")
-
 
 def stream_models(project_dir: Path) -> dict[str, dict[str, str]] | None:
     """The project's stream models by target (`schema.identifier`, lower case), from the manifest
@@ -34,10 +32,11 @@ def stream_models(project_dir: Path) -> dict[str, dict[str, str]] | None:
         return None
     nodes = json.loads(manifest.read_text()).get("nodes", {})
     models: dict[str, dict[str, str]] = {}
+    stream_materializations = render("_stream_materializations")
     for node in nodes.values():
         if (
             node.get("resource_type") == "model"
-            and node.get("config", {}).get("materialized") in STREAM_MATERIALIZATIONS
+            and node.get("config", {}).get("materialized") in stream_materializations
         ):
             target = f"{node['schema']}.{node.get('alias') or node['name']}".lower()
             models[target] = {"name": node["name"], "schema": node["schema"]}

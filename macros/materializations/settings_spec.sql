@@ -22,7 +22,9 @@
   {%- set merge_only = ['stream_merge'] -%}
   {%- set aggregate_only = ['stream_aggregate'] -%}
   {#-- The layouts and file skipping of targets a MERGE keeps by key (a stream_aggregate's: group_by). --#}
-  {%- set keyed_targets = ['stream_merge', 'stream_aggregate'] -%}
+  {%- set keyed_targets = ['stream_merge', 'stream_aggregate', 'stream_view'] -%}
+  {#-- The targets written by a window's net changes: a MERGE, a replace of its keys or a rewrite. --#}
+  {%- set net_writes = ['stream_merge', 'stream_view'] -%}
   {#-- A stream_aggregate's columns are its group_by and aggregates, and it reads every change row. --#}
   {%- set row_models = ['table_stream', 'stream_merge'] -%}
   {{ return({
@@ -54,6 +56,7 @@
       'unique_key': {'kind': 'columns', 'single': true, 'change_query': true, 'default': none,
           'materialized': streams + ['snapshot_mirror'],
           'needed_by': {'stream_merge': 'the column or columns that identify a target row',
+                        'stream_view': "the column or columns that identify a row of the view's select",
                         'snapshot_mirror': "the column or columns that identify a row of the snapshot, for example "
                                            ~ "config(materialized='snapshot_mirror', unique_key='order_id')"}},
       'net_changes': {'kind': 'boolean', 'default': true, 'materialized': row_models},
@@ -66,14 +69,14 @@
       'target_exclude_columns': {'kind': 'columns', 'may_be_empty': true, 'default': [], 'materialized': merge_only},
       'merge_key_ranges': {'kind': 'whole_number', 'minimum': 0, 'unit': 'key ranges', 'default': 32,
           'materialized': keyed_targets},
-      'merge_write': {'kind': 'choice', 'default': 'auto', 'materialized': merge_only,
+      'merge_write': {'kind': 'choice', 'default': 'auto', 'materialized': net_writes,
           'accepted': {'auto': 'per window: rewrite when its keys fall in half the files or more, replace_where when '
                                ~ 'they are spread out, merge otherwise',
                        'merge': 'every window with one MERGE',
                        'replace_where': 'every window that qualifies with INSERT ... REPLACE WHERE',
                        'rewrite': 'every window with INSERT OVERWRITE of the target from itself'}},
       'replace_where_max_keys': {'kind': 'whole_number', 'minimum': 0, 'unit': 'keys', 'default': 100000,
-          'materialized': merge_only},
+          'materialized': net_writes},
       'sequence_by': {'kind': 'columns', 'single': true, 'default': none, 'materialized': merge_only},
       'apply_as_deletes': {'kind': 'sql_condition', 'default': none, 'materialized': merge_only},
       'ignore_null_updates': {'kind': 'columns', 'or_all': true, 'default': false, 'materialized': merge_only},
@@ -109,7 +112,7 @@
 {#-- The materializations that read a stream, which take every entry of _stream_config_spec that
      lists no `materialized`. --#}
 {% macro _stream_materializations() %}
-  {{ return(['table_stream', 'stream_merge', 'stream_aggregate']) }}
+  {{ return(['table_stream', 'stream_merge', 'stream_aggregate', 'stream_view']) }}
 {% endmacro %}
 
 

@@ -13,6 +13,8 @@
      the offsets log and summary (_finish_stream_run) and the post-hooks.
      `parts`: the model's macros, each taking the run (a dict: settings, stream, target, existing,
      kind, rebuild, rows_sql, rows_read, compared and what `check` and `prepare` return):
+     - stream(), optional: the group the model commits and what later parts read of its inputs
+       ({stream, ...}); by default the streams its compiled code read (_stream_of_compiled_code);
      - check(run): before any write; raises, or returns what later parts read (rows_sql,
        rows_read, its columns);
      - prepare(run), optional: on a run that writes, after the cache; returns what the write reads
@@ -25,7 +27,9 @@
      - unit: what the target's rows are in the summary ('rows' unless given). --#}
 {% macro _stream_materialization(parts) %}
   {%- set settings = dbt_tablestream._stream_settings() -%}
-  {%- set stream = dbt_tablestream._stream_of_compiled_code(compiled_code) -%}
+  {%- set opened = parts.stream() if parts.get('stream') is not none
+                  else {'stream': dbt_tablestream._stream_of_compiled_code(compiled_code)} -%}
+  {%- set stream = opened.stream -%}
   {%- do dbt_tablestream._check_stream_model_features(stream) -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set kind = dbt_tablestream._stream_run_kind(existing_relation, stream) -%}
@@ -33,6 +37,7 @@
                  'existing': existing_relation, 'kind': kind, 'rebuild': kind in ['first build', 'rebuild'],
                  'rows_sql': compiled_code, 'rows_read': none, 'written_sql': none, 'compared_sql': none,
                  'statements': [], 'compared': none} -%}
+  {%- do run.update(opened) -%}
   {%- do run.update(parts.check(run)) -%}
 
   {{ run_hooks(pre_hooks) }}

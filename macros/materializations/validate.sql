@@ -46,6 +46,9 @@
   {%- if materialized == 'stream_aggregate' -%}
     {{ return(dict(settings, **dbt_tablestream._stream_aggregate_settings_of(settings, subject))) }}
   {%- endif -%}
+  {%- if materialized == 'stream_view' -%}
+    {{ return(dict(settings, **dbt_tablestream._stream_view_settings_of(settings, subject))) }}
+  {%- endif -%}
   {%- if materialized not in ['table_stream', 'stream_merge'] -%}{{ return(settings) }}{%- endif -%}
   {%- if settings.spark_net_changes and settings.stream_read != 'changelog' -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes asks Spark's CHANGES clause to net the changes, "
@@ -109,18 +112,7 @@
     {{ exceptions.raise_compiler_error(subject ~ ": a stream_aggregate's target is keyed by group_by ("
         ~ settings.group_by | join(', ') ~ "); remove unique_key" ~ accepted) }}
   {%- endif -%}
-  {%- if settings.start_at != 'snapshot' -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": start_at " ~ settings.start_at ~ " would aggregate only the "
-        ~ "changes after it; a stream_aggregate starts from a snapshot of the source. Remove start_at" ~ accepted) }}
-  {%- endif -%}
-  {%- if settings.on_stale == 'skip_to_latest' -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": on_stale: skip_to_latest would leave the skipped changes out of "
-        ~ "the aggregates for good. Use on_stale: resnapshot (rebuild from the source) or fail" ~ accepted) }}
-  {%- endif -%}
-  {%- if settings.stream_mode == 'append_only' -%}
-    {{ exceptions.raise_compiler_error(subject ~ ": stream_mode: append_only would count rows that were since updated "
-        ~ "or deleted. Remove stream_mode" ~ accepted) }}
-  {%- endif -%}
+  {%- do dbt_tablestream._refuse_partial_sources(settings, subject, 'aggregate', accepted) -%}
   {%- if settings.spark_net_changes -%}
     {{ exceptions.raise_compiler_error(subject ~ ": spark_net_changes nets changes per key; a stream_aggregate reads "
         ~ "every change row. Remove spark_net_changes" ~ accepted) }}
@@ -136,6 +128,49 @@
   {%- endfor -%}
   {{ return({'group_by': settings.group_by, 'aggregates': settings.aggregates,
              'max_rows_per_file': settings.max_rows_per_file or none}) }}
+{% endmacro %}
+
+
+{#-- What would leave a target that equals a select over its sources' whole state
+     (stream_aggregate, stream_view) with only part of it: a start other than a snapshot (the target
+     would `verb` only later changes), on_stale: skip_to_latest (it would miss changes for good)
+     and stream_mode: append_only (it would miss updates and deletes). --#}
+{% macro _refuse_partial_sources(settings, subject, verb, accepted) %}
+  {%- if settings.start_at != 'snapshot' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": start_at " ~ settings.start_at ~ " would " ~ verb ~ " only the "
+        ~ "changes after it; a " ~ settings.materialized ~ " starts from a snapshot of its sources. Remove start_at"
+        ~ accepted) }}
+  {%- endif -%}
+  {%- if settings.on_stale == 'skip_to_latest' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": on_stale: skip_to_latest would leave the skipped changes out of "
+        ~ "the target for good. Use on_stale: resnapshot (rebuild from the sources) or fail" ~ accepted) }}
+  {%- endif -%}
+  {%- if settings.stream_mode == 'append_only' -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": stream_mode: append_only would keep rows that were since updated "
+        ~ "or deleted. Remove stream_mode" ~ accepted) }}
+  {%- endif -%}
+{% endmacro %}
+
+
+{#-- The stream_view part of _settings_from_configs (docs/stream-view.md): what would break the
+     contract (the target equals the model's select over its inputs as of the versions each run
+     pinned) is refused, as for a stream_aggregate; the rest are the settings of stream_merge's
+     net write (_stream_merge_plan), which applies the view's changed rows, with every column of a
+     changed row written and a row the view no longer has deleted. --#}
+{% macro _stream_view_settings_of(settings, subject) %}
+  {%- set accepted = "; the target equals the model's select over its inputs as of the versions each run pinned "
+      ~ "(docs/stream-view.md). Nothing was written." -%}
+  {%- do dbt_tablestream._refuse_partial_sources(settings, subject, 'keep', accepted) -%}
+  {%- set fixed = {'delete_mode': 'hard', 'merge_update_columns': none, 'merge_exclude_columns': none,
+                   'target_exclude_columns': [], 'events': none, 'history': none, 'sequence': [], 'strategy': 'net'} -%}
+  {%- set refusal = dbt_tablestream._replace_where_refusal(dict(settings, **fixed), 'net') -%}
+  {%- if settings.merge_write in ['replace_where', 'rewrite'] and refusal is not none -%}
+    {{ exceptions.raise_compiler_error(subject ~ ": merge_write: " ~ settings.merge_write ~ " " ~ refusal
+        ~ ". Use merge_write: auto (replace_where or rewrite for the windows that qualify) or merge.") }}
+  {%- endif -%}
+  {{ return(dict(fixed, max_rows_per_file=settings.max_rows_per_file or none,
+                 replace_where_keys=0 if refusal is not none or settings.merge_write == 'merge'
+                                    else settings.replace_where_max_keys)) }}
 {% endmacro %}
 
 

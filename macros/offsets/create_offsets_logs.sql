@@ -12,7 +12,7 @@
   {%- set schemas = [] -%}
   {%- for node in graph.nodes.values()
         if node.resource_type == 'model'
-        and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate']
+        and node.config.materialized in dbt_tablestream._stream_materializations()
         and node.unique_id in selected_resources and node.schema not in schemas -%}
     {%- do schemas.append(node.schema) -%}
   {%- endfor -%}

@@ -43,7 +43,7 @@
 {% macro _stream_models_by_target() %}
   {%- set models = {} -%}
   {%- for node in graph.nodes.values() if node.resource_type == 'model'
-        and node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] -%}
+        and node.config.materialized in dbt_tablestream._stream_materializations() -%}
     {%- set target_name = (node.schema ~ '.' ~ (node.alias or node.name)) | lower -%}
     {%- do models.update({target_name: {'name': node.name, 'schema': node.schema}}) -%}
   {%- endfor -%}

@@ -7,7 +7,7 @@
   {%- if not execute -%}{{ return('') }}{%- endif -%}
   {%- for result in results
         if result.status == 'error' and result.node.resource_type == 'model'
-        and result.node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate'] -%}
+        and result.node.config.materialized in dbt_tablestream._stream_materializations() -%}
     {%- set streams = modules.re.findall('tablestream:window \\{"stream": "([^"]+)"',
                                          result.node.compiled_code or '') -%}
     {%- set explanation = dbt_tablestream._concurrent_run_explanation(result.node.name, result.message or '',

@@ -94,7 +94,7 @@
 {% macro _models_after_failure(results) %}
   {%- set failed = [] -%}
   {%- for result in results if result.status == 'error' and result.node.resource_type == 'model'
-        and result.node.config.materialized in ['table_stream', 'stream_merge', 'stream_aggregate']
+        and result.node.config.materialized in dbt_tablestream._stream_materializations()
         and result.timing -%}
     {%- do failed.append(result) -%}
   {%- endfor -%}

@@ -24,7 +24,7 @@ REFERENCE = ROOT / "docs" / "configuration.md"
 SPEC: dict[str, dict[str, Any]] = render("_stream_config_spec")
 PROJECT_VARS: dict[str, dict[str, Any]] = render("_stream_project_var_spec")
 # stream_aggregate first: a test that takes the last one a config applies to keeps its old one.
-STREAM_MATERIALIZATIONS = ("stream_aggregate", "table_stream", "stream_merge")
+STREAM_MATERIALIZATIONS = ("stream_aggregate", "stream_view", "table_stream", "stream_merge")
 # The materializations that write a source rather than read a stream.
 SOURCE_MATERIALIZATIONS = ("snapshot_mirror", "directory_table")
 MATERIALIZATIONS = STREAM_MATERIALIZATIONS + SOURCE_MATERIALIZATIONS
@@ -35,6 +35,7 @@ NEEDED: dict[str, dict[str, Any]] = {
     "stream_aggregate": AGGREGATE,
     "table_stream": {},
     "stream_merge": {"unique_key": "id"},
+    "stream_view": {"unique_key": "id"},
     "snapshot_mirror": {"unique_key": "id"},
     "directory_table": {"location": "landing"},
 }
