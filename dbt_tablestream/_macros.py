@@ -48,6 +48,7 @@ MACRO_FILES = (
     "materializations/settings_kinds.sql",
     "materializations/validate.sql",
     "materializations/stream_write_choice.sql",
+    "streams/view_shape.sql",
 )
 
 

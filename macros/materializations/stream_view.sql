@@ -128,7 +128,9 @@
   {%- if run.rebuild -%}{{ return({'written_sql': run.rows_sql}) }}{%- endif -%}
   {#-- The select's columns were compared with the target's in the check, so the net write
        compares none (on_schema_change is not a stream_view's). --#}
-  {{ return(dict(dbt_tablestream._stream_merge_plan(run), rows_sql=run.rows_sql, compared_sql=none)) }}
+  {%- set settings = dict(run.settings, **dbt_tablestream._stream_view_write_settings()) -%}
+  {{ return(dict(dbt_tablestream._stream_merge_plan(dict(run, settings=settings)), rows_sql=run.rows_sql,
+                 compared_sql=none)) }}
 {% endmacro %}
 
 

@@ -161,9 +161,9 @@
   {%- set accepted = "; the target equals the model's select over its inputs as of the versions each run pinned "
       ~ "(docs/stream-view.md). Nothing was written." -%}
   {%- do dbt_tablestream._refuse_partial_sources(settings, subject, 'keep', accepted) -%}
-  {%- set fixed = {'delete_mode': 'hard', 'merge_update_columns': none, 'merge_exclude_columns': none,
-                   'target_exclude_columns': [], 'events': none, 'history': none, 'sequence': [], 'strategy': 'net'} -%}
-  {%- set refusal = dbt_tablestream._replace_where_refusal(dict(settings, **fixed), 'net') -%}
+  {%- set fixed = {'events': none, 'history': none, 'sequence': [], 'strategy': 'net'} -%}
+  {%- set refusal = dbt_tablestream._replace_where_refusal(
+        dict(settings, **dbt_tablestream._stream_view_write_settings()), 'net') -%}
   {%- if settings.merge_write in ['replace_where', 'rewrite'] and refusal is not none -%}
     {{ exceptions.raise_compiler_error(subject ~ ": merge_write: " ~ settings.merge_write ~ " " ~ refusal
         ~ ". Use merge_write: auto (replace_where or rewrite for the windows that qualify) or merge.") }}
@@ -171,6 +171,14 @@
   {{ return(dict(fixed, max_rows_per_file=settings.max_rows_per_file or none,
                  replace_where_keys=0 if refusal is not none or settings.merge_write == 'merge'
                                     else settings.replace_where_max_keys)) }}
+{% endmacro %}
+
+
+{#-- What stream_merge's net write reads of a stream_view's settings, which are no configs of a
+     view: every column of a changed row written, and a row the view no longer has deleted. --#}
+{% macro _stream_view_write_settings() %}
+  {{ return({'delete_mode': 'hard', 'merge_update_columns': none, 'merge_exclude_columns': none,
+             'target_exclude_columns': []}) }}
 {% endmacro %}
 
 

@@ -143,7 +143,15 @@
       {%- set outputs = lists[0] if node == 'Window' else lists[1] -%}
       {%- set grouping = lists[1] if node == 'Window' else lists[0] -%}
       {%- set grouping_ids = re.findall('#(\\d+)', grouping | join(' ')) -%}
-      {%- if grouping_ids | select('in', derived) | list -%}
+      {#-- Grouping by a computed value beside the key is grouping by the key. --#}
+      {%- set plain_names = [] -%}
+      {%- for item in grouping -%}
+        {%- set attribute = re.match('^(\\w+)#(\\d+)L?$', item) -%}
+        {%- if attribute and attribute.group(2) not in derived -%}
+          {%- do plain_names.append(attribute.group(1) | lower) -%}
+        {%- endif -%}
+      {%- endfor -%}
+      {%- if grouping_ids | select('in', derived) | list and lowered_keys | reject('in', plain_names) | list -%}
         {{ return("it groups or partitions by a value an aggregate or a window function computes (" ~ arguments[:160]
             ~ "), so a change to one row can move other rows between groups. Group by columns of the tables") }}
       {%- endif -%}

@@ -1,10 +1,11 @@
 """A `dbt run` SIGKILLed at every step of the commit protocol (window_pinned, before_target_commit,
 after_target_commit, after_offsets_append), in each kind of stream model: a stream_merge (written
 by MERGE, merge_write merge, and by replacing the window's keys, merge_write replace_where), a
-table_stream, a stream_aggregate, and a stream_merge over several streams (a UNION of two sources,
-merge_write auto: its small target is rewritten from itself).
+table_stream, a stream_aggregate, a stream_merge over several streams (a UNION of two sources,
+merge_write auto: its small target is rewritten from itself), and a stream_view (a left join of two
+sources).
 
-The five models are independent and run in parallel threads, and the fault names them all
+The six models are independent and run in parallel threads, and the fault names them all
 (``DBT_TABLESTREAM_FAULT=<step>@current+replaced+log+totals+shards``): each waits at the step until the others have
 reached it, then the process dies, so one crash process leaves every kind of model at that step.
 After it, each target is as it was (the step is before the target commit) or has the window
@@ -63,6 +64,13 @@ MODELS = {
         "union all\n"
         "select * from {{ dbt_tablestream.source_stream('app', 'b') }}"
     ),
+    # A view over two sources (docs/stream-view.md): t's rows with a's name for the same key, NULL
+    # where a has none; each round's changes move rows between matched and NULL-extended.
+    "joined": (
+        "{{ config(materialized='stream_view', unique_key='id') }}\n"
+        "select t.id, t.name, t.age, a.name as a_name\n"
+        "from {{ source('app', 't') }} as t left join {{ source('app', 'a') }} as a on t.id = a.id"
+    ),
 }
 # On a SQL warehouse a table_stream keeps __commit_version, by which a window applied again is
 # recognised (docs/architecture.md, "Exactly once without session settings").
@@ -77,6 +85,7 @@ STREAMS = {
     "log": ("log__app_t",),
     "totals": ("totals__app_t",),
     "shards": ("shards__app_a", "shards__app_b"),
+    "joined": ("joined__app_a", "joined__app_t"),
 }
 COMMITTED_AT = ("after_target_commit", "after_offsets_append")
 Row = tuple[Any, ...]
@@ -139,11 +148,14 @@ class Sources:
             for key, _, age in self.rows["t"].values():
                 groups.setdefault(key % 2, []).append(age)
             return Counter((parity, len(ages), sum(ages), min(ages), max(ages)) for parity, ages in groups.items())
+        if model == "joined":
+            names = {key: row[1] for key, row in self.rows["a"].items()}
+            return Counter((*row, names.get(row[0])) for row in self.rows["t"].values())
         return +self.log
 
     def target(self, model: str) -> Counter[Row]:
         rows = self.bench.target_rows(model)
-        return Counter(row[: {"log": 4, "totals": 5}.get(model, 3)] for row in rows.elements())
+        return Counter(row[: {"log": 4, "totals": 5, "joined": 4}.get(model, 3)] for row in rows.elements())
 
 
 def assert_every_model_at_its_oracle(bench: StreamBench, sources: Sources) -> None:

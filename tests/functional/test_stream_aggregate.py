@@ -188,7 +188,9 @@ REFUSED = {
     "no_group": (aggregate_model("aggregates={'n': 'count(*)'}"), ["needs group_by"]),
     "latest": (
         aggregate_model("group_by='parity', aggregates={'n': 'count(*)'}, start_at='latest'"),
-        ["start_at latest would aggregate only the changes after it; a stream_aggregate starts from a snapshot of its sources"],
+        [
+            "start_at latest would aggregate only the changes after it; a stream_aggregate starts from a snapshot of its sources"
+        ],
     ),
     "skipping": (
         aggregate_model("group_by='parity', aggregates={'n': 'count(*)'}, on_stale='skip_to_latest'"),

@@ -122,3 +122,59 @@ def test_views_follow_their_inputs_through_updates_of_join_and_group_keys_and_de
 
     bench.run()  # nothing changed: every view's window is empty
     assert_views_kept(bench, tuple(VIEWS))
+
+
+REFUSED = {
+    "having": (
+        "{{ config(materialized='stream_view', unique_key='segment') }}\n"
+        "select c.segment, count(*) as n from {{ source('app', 'f') }} f join {{ source('app', 'c') }} c\n"
+        "on f.c_id = c.c_id group by c.segment having count(*) > 1",
+        (
+            "stream_view having: a run cannot keep this select up to date",
+            "filters on a value an aggregate",
+            "Nothing was written",
+        ),
+    ),
+    "no_key": (
+        "{{ config(materialized='stream_view') }}\nselect f.id from {{ source('app', 'f') }} f",
+        ("is a stream_view model and needs unique_key", "Nothing was written"),
+    ),
+    "repeated_key": (
+        "{{ config(materialized='stream_view', unique_key='c_id') }}\n"
+        "select f.c_id, f.amount from {{ source('app', 'f') }} f where f.c_id is not null",
+        ("keys have more than one row in its select, for example", "must identify each row", "Nothing was written"),
+    ),
+    "unfed": (
+        "{{ config(materialized='stream_view', unique_key='id') }}\n"
+        "select f.id, u.c_id from {{ source('app', 'f') }} f join {{ source('app', 'unfed') }} u on f.c_id = u.c_id",
+        ("the change data feed is not enabled on the source app.unfed", "enable_change_tracking"),
+    ),
+    "late_start": (
+        "{{ config(materialized='stream_view', unique_key='id', start_at='latest') }}\n"
+        "select f.id from {{ source('app', 'f') }} f",
+        ("start_at latest would keep only the changes after it", "Nothing was written"),
+    ),
+    "time_travel": (
+        "{{ config(materialized='stream_view', unique_key='id') }}\n"
+        "select f.id from {{ source('app', 'f') }} version as of 1 f",
+        ("reads", "with its own time travel", "Nothing was written"),
+    ),
+}
+
+
+def test_a_view_it_cannot_keep_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    bench = StreamBench(
+        tmp_path,
+        {name: model for name, (model, _) in REFUSED.items()},
+        sources=(*TABLES, "unfed"),
+    )
+    spark = shared_spark()
+    for table, statement in TABLES.items():
+        spark.sql(statement.format(path=sql_path(Path(bench.source_path(table)))) + FEED)
+    spark.sql(f"create table app.unfed (c_id int) using delta location '{sql_path(Path(bench.source_path('unfed')))}'")
+    sql("insert into app.c values (1, 'retail', 1)")
+    sql("insert into app.f values (1, 1, 10, 1), (2, 1, 20, 2)")
+    for name, (_, fragments) in REFUSED.items():
+        bench.refused(name, *fragments)
+        assert not bench.target_path(name).exists(), name
+    assert not (bench.warehouse / "analytics.db" / "repeated_key__tablestream_changes").exists()

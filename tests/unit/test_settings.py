@@ -63,7 +63,7 @@ def test_every_config_takes_its_default_from_the_spec() -> None:
                 continue
             expected = entry["default"]
             if name == "unique_key":
-                expected = ["id"] if materialized in ("stream_merge", "snapshot_mirror") else []
+                expected = ["id"] if materialized in ("stream_merge", "snapshot_mirror", "stream_view") else []
             if name == "location":
                 expected = "landing"
             if name == "group_by":
