@@ -196,6 +196,15 @@ def write(name: str, header: list[str], rows: list[tuple[Any, ...]]) -> None:
         out.writerows(sorted(rows, key=lambda r: tuple(str(v) for v in r)))
 
 
+def orders_accounts(orders: Table, accounts: Table) -> list[tuple[Any, ...]]:
+    """The orders_accounts view: each order with the US account of its number (name, balance), or NULLs."""
+    us = {account_id: (name, balance) for region, account_id, name, balance in accounts.rows.values() if region == "us"}
+    return [
+        (order_id, amount, status, *us.get(order_id, (None, None)))
+        for order_id, _, amount, status in orders.rows.values()
+    ]
+
+
 def main() -> None:
     history = steps()
     order_columns = ["order_id", "customer", "amount", "status"]
@@ -221,6 +230,7 @@ def main() -> None:
             "order_events_current",
             "orders_history",
             "orders_totals",
+            "orders_accounts",
         )
     }
     soft: dict[int, tuple[Any, ...]] = {}
@@ -280,6 +290,8 @@ def main() -> None:
         tables["orders_history"] += [(step, *row) for row in history_table.rows()]
         # A stream_aggregate equals its GROUP BY over the source as of the window's end.
         tables["orders_totals"] += [(step, *row) for row in totals(list(orders.rows.values()))]
+        # A stream_view equals its select over the sources as of the window's end.
+        tables["orders_accounts"] += [(step, *row) for row in orders_accounts(orders, account_table)]
     for name in logs:
         write(name, [*order_columns, "__change_type"], tables[name])
     write("orders_current", order_columns, tables["orders_current"])
@@ -291,6 +303,7 @@ def main() -> None:
     write("landing_file_events", ["folder", "__change_type"], file_events)
     write("order_events_current", ["order_id", "lsn", "amount", "status"], tables["order_events_current"])
     write("orders_history", [*order_columns, "dbt_is_deleted", "is_current"], tables["orders_history"])
+    write("orders_accounts", ["order_id", "amount", "status", "account_name", "balance"], tables["orders_accounts"])
     write(
         "orders_totals",
         ["status", "parity", "orders", "large_orders", "revenue", "mean_amount", "smallest", "largest"],

@@ -27,7 +27,7 @@ from dbt.cli.main import dbtRunner
 PROJECT = Path(__file__).resolve().parent
 STEPS = 5
 STEP_NODES = "resource_type:model resource_type:test"
-STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge", "stream_aggregate")
+STREAM_MATERIALIZATIONS = ("table_stream", "stream_merge", "stream_aggregate", "stream_view")
 
 
 @dataclass(frozen=True)
