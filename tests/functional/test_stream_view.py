@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import StreamBench
 
@@ -162,6 +164,9 @@ REFUSED = {
 }
 
 
+# In the extended tier (about 60 s): the default suite must stay within 30 minutes, and its spark_sql
+# tier holds the shape check to every refused select (tests/spark_sql/test_view_shape.py).
+@pytest.mark.extended
 def test_a_view_it_cannot_keep_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     bench = StreamBench(
         tmp_path,
