@@ -186,11 +186,9 @@ from (
 {#-- A first build or a rebuild: the target replaced by the select as of every input's window
      end, in key order. --#}
 {% macro _stream_view_rebuild(run) %}
-  {%- set quoted = [] -%}
-  {%- for key in run.settings.unique_key -%}{%- do quoted.append(dbt_tablestream._sql_identifier(key)) -%}{%- endfor -%}
   {%- set kept_properties = dbt_tablestream.stream_kept_table_properties(run.existing) -%}
   {%- set ordered_sql = 'select * from (\n' ~ run.rows_sql ~ '\n) as __tablestream_view order by '
-                        ~ quoted | join(', ') -%}
+                        ~ dbt_tablestream._quoted_columns(run.settings.unique_key) -%}
   {%- set write_sql = dbt_tablestream.stream_write_sql(run.target, ordered_sql, 'overwrite', run.stream,
                                                        kept_properties) -%}
   {{ return(dbt_tablestream.stream_commit(run.target, write_sql, 'overwrite', run.stream,

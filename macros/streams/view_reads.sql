@@ -112,10 +112,9 @@
   {%- if input.view is not none and not input.snapshot -%}
     {%- set changes = dbt_tablestream.change_rows_sql(input, relation, columns, marked=false) -%}
     {%- do definitions.append([prefix ~ 'net', dbt_tablestream.stream_view_net_rows_sql(changes, columns)]) -%}
-    {%- set names = [] -%}
-    {%- for column in columns -%}{%- do names.append(dbt_tablestream._sql_identifier(column.name)) -%}{%- endfor -%}
+    {%- set names = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
     {%- for sign, test in [['minus', '< 0'], ['plus', '> 0']] -%}
-      {%- do definitions.append([prefix ~ sign, 'select ' ~ names | join(', ') ~ ' from ' ~ prefix ~ 'net where '
+      {%- do definitions.append([prefix ~ sign, 'select ' ~ names ~ ' from ' ~ prefix ~ 'net where '
                                                 ~ '__tablestream_net ' ~ test]) -%}
       {%- do reads.update({sign: prefix ~ sign}) -%}
     {%- endfor -%}
@@ -133,13 +132,12 @@
      it removed): a change row counts +1 as an INSERT or UPDATE_AFTER and -1 otherwise, summed per
      whole row. --#}
 {% macro spark__stream_view_net_rows_sql(changes_sql, columns) %}
-  {%- set names = [] -%}
-  {%- for column in columns -%}{%- do names.append(dbt_tablestream._sql_identifier(column.name)) -%}{%- endfor -%}
+  {%- set names = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
   {%- set sql -%}
-select {{ names | join(', ') }},
+select {{ names }},
   sum(case when __change_type in ('INSERT', 'UPDATE_AFTER') then 1 else -1 end) as __tablestream_net
 from {{ changes_sql }} as __tablestream_changes
-group by {{ names | join(', ') }}
+group by {{ names }}
   {%- endset -%}
   {{ return(sql) }}
 {% endmacro %}
@@ -182,8 +180,6 @@ group by {{ names | join(', ') }}
      is built from such a row, so its key is among these; a key listed whose row did not change is
      written again unchanged. None when no window has changes. --#}
 {% macro spark__stream_view_keys_sql(view, reads, keys) %}
-  {%- set quoted = [] -%}
-  {%- for key in keys -%}{%- do quoted.append(dbt_tablestream._sql_identifier(key)) -%}{%- endfor -%}
   {%- set variants = [] -%}
   {%- for changed in view.occurrences if reads[changed.input].minus is not none -%}
     {%- for sign, others in [['minus', 'old'], ['plus', 'new']] -%}
@@ -191,7 +187,7 @@ group by {{ names | join(', ') }}
       {%- for occurrence in view.occurrences -%}
         {%- do picks.append(sign if occurrence.token == changed.token else others) -%}
       {%- endfor -%}
-      {%- do variants.append('select ' ~ quoted | join(', ') ~ ' from (\n'
+      {%- do variants.append('select ' ~ dbt_tablestream._quoted_columns(keys) ~ ' from (\n'
           ~ dbt_tablestream._stream_view_variant(view, reads, picks) ~ '\n) as __tablestream_variant') -%}
     {%- endfor -%}
   {%- endfor -%}
