@@ -85,7 +85,8 @@
     {{ return({'schema': schema, 'columns': names, 'data_columns': names,
                'rows_sql': dbt_tablestream._stream_view_with(run.reads, rows_sql)}) }}
   {%- endif -%}
-  {%- set keys_sql = dbt_tablestream.stream_view_keys_sql(run.view, run.reads, keys) -%}
+  {%- set keys_sql = dbt_tablestream.stream_view_keys_sql(run.view, run.reads, keys,
+      dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
   {%- set stream_columns = [{'name': '__change_type', 'dtype': 'string'},
                             {'name': '__commit_version', 'dtype': 'bigint'},
                             {'name': '__commit_timestamp', 'dtype': 'timestamp'}] -%}

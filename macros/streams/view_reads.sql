@@ -101,14 +101,16 @@
      `new` and `old`, the relation as of its window's end and start, and for a window that is not
      empty `minus` and `plus`, the rows it removed and added: its change rows netted per whole row
      (stream_view_net_rows_sql), so a row changed and changed back is in neither, and a row's
-     before and after images of one update are each in one. `definitions`: [name, select] each,
-     in the order they may be defined. --#}
+     before and after images of one update are each in one; and `touched`, every row image the
+     window holds, netted or not, with `wide`, `new` and `touched` together, which the keys of a
+     window that may be applied again read (stream_view_keys_sql). Without changes `wide` is `new`.
+     `definitions`: [name, select] each, in the order they may be defined. --#}
 {% macro _stream_view_reads(input, relation, columns, index) %}
   {%- set prefix = '__tablestream_read_' ~ index ~ '_' -%}
   {%- set definitions = [[prefix ~ 'new', 'select * from ' ~ relation ~ ' version as of ' ~ input.through],
                          [prefix ~ 'old', 'select * from ' ~ relation ~ ' version as of ' ~ input.after]] -%}
-  {%- set reads = {'new': prefix ~ 'new', 'old': prefix ~ 'old', 'minus': none, 'plus': none,
-                   'definitions': definitions} -%}
+  {%- set reads = {'new': prefix ~ 'new', 'old': prefix ~ 'old', 'minus': none, 'plus': none, 'touched': none,
+                   'wide': prefix ~ 'new', 'definitions': definitions} -%}
   {%- if input.view is not none and not input.snapshot -%}
     {%- set changes = dbt_tablestream.change_rows_sql(input, relation, columns, marked=false) -%}
     {%- do definitions.append([prefix ~ 'net', dbt_tablestream.stream_view_net_rows_sql(changes, columns)]) -%}
@@ -118,6 +120,11 @@
                                                 ~ '__tablestream_net ' ~ test]) -%}
       {%- do reads.update({sign: prefix ~ sign}) -%}
     {%- endfor -%}
+    {%- do definitions.append([prefix ~ 'touched', 'select distinct ' ~ names ~ ' from ' ~ changes
+                                                   ~ ' as __tablestream_changes']) -%}
+    {%- do definitions.append([prefix ~ 'wide', 'select ' ~ names ~ ' from ' ~ prefix ~ 'new union all select '
+                                                ~ names ~ ' from ' ~ prefix ~ 'touched']) -%}
+    {%- do reads.update({'touched': prefix ~ 'touched', 'wide': prefix ~ 'wide'}) -%}
   {%- endif -%}
   {{ return(reads) }}
 {% endmacro %}
@@ -143,15 +150,24 @@ group by {{ names }}
 {% endmacro %}
 
 
-{#-- `body` with the WITH clause that defines the reads it names (a window's net rows with its
-     minus or plus); a body that opens with its own WITH continues that clause. --#}
+{#-- `body` with the WITH clause that defines the reads it names, and the reads those name (a
+     window's net rows under its minus or plus); a body that opens with its own WITH continues that
+     clause. An input's definitions name only its earlier ones, so one pass from its last finds
+     every one needed. --#}
 {% macro _stream_view_with(reads, body) %}
   {%- set defined = [] -%}
   {%- for input in reads -%}
-    {%- for name, select in input.definitions -%}
-      {%- set needed = name in body or (name.endswith('_net') and (input.minus in body or input.plus in body)) -%}
-      {%- if needed -%}{%- do defined.append(name ~ ' as (\n' ~ select ~ '\n)') -%}{%- endif -%}
+    {%- set texts = [body] -%}
+    {%- set kept = [] -%}
+    {%- for name, select in input.definitions | reverse -%}
+      {%- set named = namespace(found=false) -%}
+      {%- for text in texts if name in text -%}{%- set named.found = true -%}{%- endfor -%}
+      {%- if named.found -%}
+        {%- do texts.append(select) -%}
+        {%- do kept.insert(0, name ~ ' as (\n' ~ select ~ '\n)') -%}
+      {%- endif -%}
     {%- endfor -%}
+    {%- do defined.extend(kept) -%}
   {%- endfor -%}
   {%- if not defined -%}{{ return(body) }}{%- endif -%}
   {%- if body.startswith('with ') -%}{{ return('with ' ~ defined | join(',\n') ~ ',\n' ~ body[5:]) }}{%- endif -%}
@@ -168,8 +184,8 @@ group by {{ names }}
 {% endmacro %}
 
 
-{% macro stream_view_keys_sql(view, reads, keys) %}
-  {{ return(adapter.dispatch('stream_view_keys_sql', 'dbt_tablestream')(view, reads, keys)) }}
+{% macro stream_view_keys_sql(view, reads, keys, reapplied=false) %}
+  {{ return(adapter.dispatch('stream_view_keys_sql', 'dbt_tablestream')(view, reads, keys, reapplied)) }}
 {% endmacro %}
 
 
@@ -178,11 +194,16 @@ group by {{ names }}
      removed with every other read as of its window's start, and over the rows it added with every
      other read as of its window's end. Any row of the view that a window adds, removes or changes
      is built from such a row, so its key is among these; a key listed whose row did not change is
-     written again unchanged. None when no window has changes. --#}
-{% macro spark__stream_view_keys_sql(view, reads, keys) %}
+     written again unchanged. None when no window has changes.
+     `reapplied`: the window may be applied again over a target a lost run already moved to some
+     version inside it (the reapply protocol), whose changes the window's netted rows can cancel
+     (changed, then changed back): then the keys the view gives over every row image the window
+     touched, with every other read as of its window's end and every image its window touched. --#}
+{% macro spark__stream_view_keys_sql(view, reads, keys, reapplied=false) %}
+  {%- set pairs = [['touched', 'wide']] if reapplied else [['minus', 'old'], ['plus', 'new']] -%}
   {%- set variants = [] -%}
   {%- for changed in view.occurrences if reads[changed.input].minus is not none -%}
-    {%- for sign, others in [['minus', 'old'], ['plus', 'new']] -%}
+    {%- for sign, others in pairs -%}
       {%- set picks = [] -%}
       {%- for occurrence in view.occurrences -%}
         {%- do picks.append(sign if occurrence.token == changed.token else others) -%}

@@ -73,11 +73,9 @@ MODELS = {
     ),
 }
 # On a SQL warehouse a table_stream keeps __commit_version, by which a window applied again is
-# recognised (docs/architecture.md, "Exactly once without session settings"). The stream_view is
-# left out there: a window applied again after a lost offsets row nets away what the lost window
-# did and the next undid, which the target keeps (a known bug, docs/stream-view.md).
+# recognised (docs/architecture.md, "Exactly once without session settings").
 WAREHOUSE_MODELS = {
-    **{model: sql for model, sql in MODELS.items() if model != "joined"},
+    **MODELS,
     "log": MODELS["log"].replace("__change_type from", "__change_type, __commit_version from"),
 }
 STREAMS = {

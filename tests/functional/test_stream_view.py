@@ -60,8 +60,12 @@ def view_model(name: str) -> str:
     return f"{{{{ config(materialized='stream_view', unique_key='{key}') }}}}\n" + select.format(**reads)
 
 
-def view_bench(tmp_path: Path, views: tuple[str, ...] = tuple(VIEWS)) -> StreamBench:
-    bench = StreamBench(tmp_path, {name: view_model(name) for name in views}, sources=tuple(TABLES))
+def view_bench(
+    tmp_path: Path, views: tuple[str, ...] = tuple(VIEWS), project_vars: dict[str, Any] | None = None
+) -> StreamBench:
+    bench = StreamBench(
+        tmp_path, {name: view_model(name) for name in views}, sources=tuple(TABLES), project_vars=project_vars
+    )
     spark = shared_spark()
     for table, statement in TABLES.items():
         spark.sql(statement.format(path=sql_path(Path(bench.source_path(table)))) + FEED)
@@ -124,6 +128,44 @@ def test_views_follow_their_inputs_through_updates_of_join_and_group_keys_and_de
 
     bench.run()  # nothing changed: every view's window is empty
     assert_views_kept(bench, tuple(VIEWS))
+
+
+def lose_offsets_rows(bench: StreamBench, view: str) -> None:
+    """The view's last offsets rows gone (one INSERT wrote them), as a run killed after its target
+    commit and before its offsets rows leaves them under the reapply protocol
+    (docs/architecture.md, "Exactly once without session settings")."""
+    last = max(row["committed_at"] for row in bench.offsets() if row["stream_name"].startswith(f"{view}__"))
+    offsets = sql_path(bench.warehouse / "analytics.db" / "tablestream_offsets")
+    sql(
+        f"delete from delta.`{offsets}` where startswith(stream_name, '{view}__')"
+        f" and committed_at = timestamp'{last.isoformat(sep=' ')}'"
+    )
+    assert max(row["committed_at"] for row in bench.offsets() if row["stream_name"].startswith(f"{view}__")) < last
+
+
+def test_a_window_applied_again_after_a_lost_offsets_row_finds_what_the_lost_window_did_and_the_next_undid(
+    tmp_path: Path,
+) -> None:
+    """Under the reapply protocol a run whose offsets rows a crash lost is applied again by the
+    next run, from the older position over a longer window. A change the lost window made and the
+    next window undid nets to nothing over the longer window, yet the target holds it: the keys
+    listed must include it (stream_view_keys_sql's `reapplied`)."""
+    bench = view_bench(tmp_path, ("keyed_inner",), {"tablestream_commit_protocol": "reapply"})
+    sql("insert into app.r values (1, 'north'), (2, 'south')")
+    sql("insert into app.c values (1, 'retail', 1), (2, 'retail', 2)")
+    sql("insert into app.f values (1, 1, 10, 1), (2, 2, 20, 2)")
+    bench.run()
+    assert_views_kept(bench, ("keyed_inner",))
+
+    sql("update app.r set region = 'west' where region_id = 1")
+    sql("update app.c set segment = 'b2b' where c_id = 2")
+    bench.run()
+    lose_offsets_rows(bench, "keyed_inner")
+
+    sql("update app.r set region = 'north' where region_id = 1")  # undoes the lost window's change
+    sql("update app.c set segment = 'retail' where c_id = 2")
+    bench.run()
+    assert_views_kept(bench, ("keyed_inner",))
 
 
 REFUSED = {
