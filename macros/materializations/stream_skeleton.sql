@@ -24,6 +24,8 @@
        lazy_cache: whether the cache fills on its first read (stream_window_cache_sql);
      - reads_compared: whether `window` reads the compared rows' view (run.compared), which is
        then dropped after the write rather than before it;
+     - finished(run), optional: after the offsets log, every kind of run included (what a run
+       keeps until it is logged, as a stream_view's scratch tables);
      - unit: what the target's rows are in the summary ('rows' unless given). --#}
 {% macro _stream_materialization(parts) %}
   {%- set settings = dbt_tablestream._stream_settings() -%}
@@ -85,6 +87,7 @@
   {%- set built = {'relation': run.target, 'existing': run.existing, 'rebuilt': run.rebuild} -%}
   {%- if parts.get('unit') is not none -%}{%- do built.update({'unit': parts.unit}) -%}{%- endif -%}
   {%- do dbt_tablestream._finish_stream_run(stream, response, run.rows_read, built) -%}
+  {%- if parts.get('finished') is not none -%}{%- do parts.finished(run) -%}{%- endif -%}
 
   {{ run_hooks(post_hooks) }}
 

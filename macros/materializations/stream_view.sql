@@ -11,7 +11,8 @@
       'check': dbt_tablestream._stream_view_check,
       'prepare': dbt_tablestream._stream_view_prepare,
       'rebuild': dbt_tablestream._stream_view_rebuild,
-      'window': dbt_tablestream._stream_view_window})) }}
+      'window': dbt_tablestream._stream_merge_window,
+      'finished': dbt_tablestream._stream_view_finished})) }}
 {% endmaterialization %}
 
 
@@ -47,6 +48,7 @@
 {% macro _stream_view_check(run) %}
   {%- if run.kind == 'empty' -%}{{ return({}) }}{%- endif -%}
   {%- set settings, subject = run.settings, dbt_tablestream._stream_view_subject() -%}
+  {%- set rebuild = run.rebuild or dbt_tablestream._stream_view_lost_run(settings) -%}
   {%- set keys = settings.unique_key -%}
   {%- set inputs = [] -%}
   {%- for read in run.relations -%}
@@ -71,7 +73,7 @@
         ~ "; its columns are " ~ names | join(', ') ~ ". Give each output column one name, and keep the unique_key "
         ~ "among them. Nothing was written.") }}
   {%- endif -%}
-  {%- if not run.rebuild -%}
+  {%- if not rebuild -%}
     {%- set target_columns = adapter.get_columns_in_relation(run.target) | map(attribute='name') | list -%}
     {%- if target_columns | map('lower') | list != lowered -%}
       {{ exceptions.raise_compiler_error(subject ~ ": its select's columns (" ~ names | join(', ') ~ ") are not the "
@@ -81,43 +83,56 @@
   {%- endif -%}
   {%- do dbt_tablestream._protocol_step('check', settings.protocol)(run.stream, settings, compiled_code, names) -%}
   {%- set rows_sql = dbt_tablestream._stream_view_rows_sql(run.view, run.reads) -%}
-  {%- if run.rebuild -%}
-    {{ return({'schema': schema, 'columns': names, 'data_columns': names,
+  {%- if rebuild -%}
+    {{ return({'schema': schema, 'columns': names, 'data_columns': names, 'rebuild': true,
                'rows_sql': dbt_tablestream._stream_view_with(run.reads, rows_sql)}) }}
   {%- endif -%}
-  {%- set keys_sql = dbt_tablestream.stream_view_keys_sql(run.view, run.reads, keys,
-      dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)()) -%}
   {%- set stream_columns = [{'name': '__change_type', 'dtype': 'string'},
                             {'name': '__commit_version', 'dtype': 'bigint'},
                             {'name': '__commit_timestamp', 'dtype': 'timestamp'}] -%}
-  {%- set changes_sql = dbt_tablestream._stream_view_with(run.reads,
-      dbt_tablestream.stream_view_changes_sql(keys_sql, rows_sql, keys, schema, run.stream.through)) -%}
+  {%- set keys_relation = dbt_tablestream._stream_view_scratch_relation('keys') -%}
+  {#-- A run whose windows hold no change row (each input's window empty or a snapshot) lists no key. --#}
+  {%- set keys_sql = dbt_tablestream.stream_view_keys_sql(run.view, run.reads, keys)
+      or 'select ' ~ dbt_tablestream._quoted_columns(keys) ~ ' from (\n' ~ rows_sql ~ '\n) where 1 = 0' -%}
+  {%- set changes_sql = dbt_tablestream.stream_view_changes_sql(keys_relation, rows_sql, keys, schema,
+                                                                run.stream.through) -%}
   {{ return({'schema': schema + stream_columns, 'columns': names + stream_columns | map(attribute='name') | list,
-             'data_columns': names, 'rows_sql': changes_sql}) }}
+             'data_columns': names, 'keys_sql': dbt_tablestream._stream_view_with(run.reads, keys_sql),
+             'rows_sql': dbt_tablestream._stream_view_with(run.reads, changes_sql)}) }}
 {% endmacro %}
 
 
 {#-- The rows written hold each key once, and no NULL key (stream_view_key_check_sql), checked
-     before the write. A window's change rows join the inputs, and the key check, the window's
-     measures and the write each read them: they are written once to a scratch Delta table beside
-     the target (_stream_view_changes_relation), which the write's part drops after it, and which
-     a refusal drops before it raises. Then stream_merge's plan of the net write
-     (_stream_merge_plan): the window's keys measured and the write chosen from them. A cache
-     would not serve: Spark does not match a cached view whose select has a WITH clause inside
-     another WITH clause, as the net write's is. --#}
+     before the write. A window's keys, then its change rows, are written to scratch Delta tables
+     beside the target (_stream_view_scratch_relation): the keys first, as the change rows read
+     them twice and Spark would inline a WITH clause's keys at each read; the change rows next, as
+     the key check, the window's measures and the write each read them. The keys' table is
+     dropped once the change rows are written, theirs by the write's part after it, both by a
+     refusal before it raises. A cache would not serve: Spark does not match a cached view whose
+     select has a WITH clause inside another WITH clause, as the net write's is. Then
+     stream_merge's plan of the net write (_stream_merge_plan): the window's keys measured and the
+     write chosen from them. --#}
 {% macro _stream_view_prepare(run) %}
   {%- set keys = run.settings.unique_key -%}
-  {%- set changes = none if run.rebuild else dbt_tablestream._stream_view_changes_relation() -%}
-  {%- if changes is not none -%}
+  {%- if not run.rebuild -%}
+    {%- set scratch = {'keys': dbt_tablestream._stream_view_scratch_relation('keys'),
+                       'changes': dbt_tablestream._stream_view_scratch_relation('changes')} -%}
+    {%- call statement('view_keys') -%}
+      create or replace table {{ scratch['keys'] }} using delta as
+      {{ run.keys_sql }}
+    {%- endcall -%}
     {%- call statement('view_changes') -%}
-      create or replace table {{ changes }} using delta as
+      create or replace table {{ scratch.changes }} using delta as
       {{ run.rows_sql }}
     {%- endcall -%}
-    {%- do run.update({'rows_sql': 'select * from ' ~ changes}) -%}
+    {%- do adapter.drop_relation(scratch['keys']) -%}
+    {%- do run.update({'rows_sql': 'select * from ' ~ scratch.changes}) -%}
   {%- endif -%}
   {%- set checked = run_query(dbt_tablestream.stream_view_key_check_sql(run.rows_sql, keys, run.rebuild)).rows[0] -%}
   {%- if checked['duplicated'] > 0 or checked['null_keys'] > 0 -%}
-    {%- if changes is not none -%}{%- do adapter.drop_relation(changes) -%}{%- endif -%}
+    {%- if not run.rebuild -%}
+      {%- do adapter.drop_relation(scratch.changes) -%}
+    {%- endif -%}
     {{ exceptions.raise_compiler_error(dbt_tablestream._stream_view_subject() ~ " ("
         ~ dbt_tablestream._stream_window_text(run.stream) ~ "): "
         ~ (checked['duplicated'] ~ " keys have more than one row in its select, for example " ~ checked['examples']
@@ -135,18 +150,46 @@
 {% endmacro %}
 
 
-{#-- The scratch table a window's change rows are written to: the target's name with a suffix, in
+{#-- A scratch table of a window run (`part`: keys or changes): the target's name with a suffix, in
      its schema, so it needs no other grant. --#}
-{% macro _stream_view_changes_relation() %}
-  {{ return(this.incorporate(path={'identifier': this.identifier ~ '__tablestream_changes'}, type='table')) }}
+{% macro _stream_view_scratch_relation(part) %}
+  {{ return(this.incorporate(path={'identifier': this.identifier ~ '__tablestream_' ~ part}, type='table')) }}
 {% endmacro %}
 
 
-{#-- A window: stream_merge's net write of the change rows, then the scratch table dropped. --#}
-{% macro _stream_view_window(run) %}
-  {%- set response = dbt_tablestream._stream_merge_window(run) -%}
-  {%- do adapter.drop_relation(dbt_tablestream._stream_view_changes_relation()) -%}
-  {{ return(response) }}
+{#-- Whether a run of this view may have committed its target and not its offsets rows, under the
+     reapply protocol: its scratch tables are still there, which a run drops only once its offsets
+     rows are logged (_stream_view_finished). A window applied again over such a target would
+     list the keys its own netted changes give, not those the lost run changed and a later
+     change undid (docs/architecture.md, "Views"), so that run rebuilds the view instead. The
+     marked protocol's recovery reads the target's marker and applies no window twice. --#}
+{% macro _stream_view_lost_run(settings) %}
+  {%- if not dbt_tablestream._protocol_step('reapplies_windows', settings.protocol)() -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {#-- Asked of the catalog, not dbt's relation cache: a crashed run's tables are not dbt's. --#}
+  {%- set names = [] -%}
+  {%- for part in ['keys', 'changes'] -%}
+    {%- do names.append(dbt_tablestream._stream_view_scratch_relation(part).identifier | lower) -%}
+  {%- endfor -%}
+  {%- set listed = run_query('show tables in ' ~ this.include(identifier=false) ~ ' like '
+                             ~ dbt_tablestream._sql_string(names | join('|'))) -%}
+  {%- set left = listed.rows | length > 0 -%}
+  {%- if left -%}
+    {{ log(dbt_tablestream._stream_view_subject() ~ ": a scratch table (" ~ names | join(' or ')
+           ~ ") is left from a run that did not log its offsets; this run rebuilds the view.", info=True) }}
+  {%- endif -%}
+  {{ return(left) }}
+{% endmacro %}
+
+
+{#-- After the offsets rows of a window run: its scratch tables dropped (a rebuild for a lost run
+     drops those the lost run left). --#}
+{% macro _stream_view_finished(run) %}
+  {%- if run.kind != 'window' -%}{{ return(none) }}{%- endif -%}
+  {%- for part in ['keys', 'changes'] -%}
+    {%- do adapter.drop_relation(dbt_tablestream._stream_view_scratch_relation(part)) -%}
+  {%- endfor -%}
 {% endmacro %}
 
 

@@ -99,51 +99,44 @@
 {#-- An input's reads, each a name the view's statements define once in their WITH clause
      (_stream_view_with), so Spark resolves each table version once however many reads name it:
      `new` and `old`, the relation as of its window's end and start, and for a window that is not
-     empty `minus` and `plus`, the rows it removed and added: its change rows netted per whole row
-     (stream_view_net_rows_sql), so a row changed and changed back is in neither, and a row's
-     before and after images of one update are each in one; and `touched`, every row image the
-     window holds, netted or not, with `wide`, `new` and `touched` together, which the keys of a
-     window that may be applied again read (stream_view_keys_sql). Without changes `wide` is `new`.
-     `definitions`: [name, select] each, in the order they may be defined. --#}
+     empty `minus` and `plus`, the rows it removed and added: its change feed netted per whole row
+     (stream_view_net_rows_sql), so a row changed and changed back is in neither, a carry-over (a
+     row rewritten unchanged) cancels itself, and a row's before and after images of one update
+     are each in one. `definitions`: [name, select] each,
+     in the order they may be defined. --#}
 {% macro _stream_view_reads(input, relation, columns, index) %}
   {%- set prefix = '__tablestream_read_' ~ index ~ '_' -%}
   {%- set definitions = [[prefix ~ 'new', 'select * from ' ~ relation ~ ' version as of ' ~ input.through],
                          [prefix ~ 'old', 'select * from ' ~ relation ~ ' version as of ' ~ input.after]] -%}
-  {%- set reads = {'new': prefix ~ 'new', 'old': prefix ~ 'old', 'minus': none, 'plus': none, 'touched': none,
-                   'wide': prefix ~ 'new', 'definitions': definitions} -%}
+  {%- set reads = {'new': prefix ~ 'new', 'old': prefix ~ 'old', 'minus': none, 'plus': none,
+                   'definitions': definitions} -%}
   {%- if input.view is not none and not input.snapshot -%}
-    {%- set changes = dbt_tablestream.change_rows_sql(input, relation, columns, marked=false) -%}
-    {%- do definitions.append([prefix ~ 'net', dbt_tablestream.stream_view_net_rows_sql(changes, columns)]) -%}
+    {%- do definitions.append([prefix ~ 'net', dbt_tablestream.stream_view_net_rows_sql(input.view, columns)]) -%}
     {%- set names = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
     {%- for sign, test in [['minus', '< 0'], ['plus', '> 0']] -%}
       {%- do definitions.append([prefix ~ sign, 'select ' ~ names ~ ' from ' ~ prefix ~ 'net where '
                                                 ~ '__tablestream_net ' ~ test]) -%}
       {%- do reads.update({sign: prefix ~ sign}) -%}
     {%- endfor -%}
-    {%- do definitions.append([prefix ~ 'touched', 'select distinct ' ~ names ~ ' from ' ~ changes
-                                                   ~ ' as __tablestream_changes']) -%}
-    {%- do definitions.append([prefix ~ 'wide', 'select ' ~ names ~ ' from ' ~ prefix ~ 'new union all select '
-                                                ~ names ~ ' from ' ~ prefix ~ 'touched']) -%}
-    {%- do reads.update({'touched': prefix ~ 'touched', 'wide': prefix ~ 'wide'}) -%}
   {%- endif -%}
   {{ return(reads) }}
 {% endmacro %}
 
 
-{% macro stream_view_net_rows_sql(changes_sql, columns) %}
-  {{ return(adapter.dispatch('stream_view_net_rows_sql', 'dbt_tablestream')(changes_sql, columns)) }}
+{% macro stream_view_net_rows_sql(changes, columns) %}
+  {{ return(adapter.dispatch('stream_view_net_rows_sql', 'dbt_tablestream')(changes, columns)) }}
 {% endmacro %}
 
 
 {#-- A window's rows with how many times it added each (`__tablestream_net`, negative for the rows
-     it removed): a change row counts +1 as an INSERT or UPDATE_AFTER and -1 otherwise, summed per
-     whole row. --#}
-{% macro spark__stream_view_net_rows_sql(changes_sql, columns) %}
+     it removed): a row of the change feed (`changes`: its read, with Delta's `_change_type`)
+     counts +1 as an insert or update_postimage and -1 otherwise, summed per whole row. --#}
+{% macro spark__stream_view_net_rows_sql(changes, columns) %}
   {%- set names = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
   {%- set sql -%}
 select {{ names }},
-  sum(case when __change_type in ('INSERT', 'UPDATE_AFTER') then 1 else -1 end) as __tablestream_net
-from {{ changes_sql }} as __tablestream_changes
+  sum(case when _change_type in ('insert', 'update_postimage') then 1 else -1 end) as __tablestream_net
+from {{ changes }} as __tablestream_changes
 group by {{ names }}
   {%- endset -%}
   {{ return(sql) }}
@@ -184,8 +177,8 @@ group by {{ names }}
 {% endmacro %}
 
 
-{% macro stream_view_keys_sql(view, reads, keys, reapplied=false) %}
-  {{ return(adapter.dispatch('stream_view_keys_sql', 'dbt_tablestream')(view, reads, keys, reapplied)) }}
+{% macro stream_view_keys_sql(view, reads, keys) %}
+  {{ return(adapter.dispatch('stream_view_keys_sql', 'dbt_tablestream')(view, reads, keys)) }}
 {% endmacro %}
 
 
@@ -194,16 +187,11 @@ group by {{ names }}
      removed with every other read as of its window's start, and over the rows it added with every
      other read as of its window's end. Any row of the view that a window adds, removes or changes
      is built from such a row, so its key is among these; a key listed whose row did not change is
-     written again unchanged. None when no window has changes.
-     `reapplied`: the window may be applied again over a target a lost run already moved to some
-     version inside it (the reapply protocol), whose changes the window's netted rows can cancel
-     (changed, then changed back): then the keys the view gives over every row image the window
-     touched, with every other read as of its window's end and every image its window touched. --#}
-{% macro spark__stream_view_keys_sql(view, reads, keys, reapplied=false) %}
-  {%- set pairs = [['touched', 'wide']] if reapplied else [['minus', 'old'], ['plus', 'new']] -%}
+     written again unchanged. None when no window has changes. --#}
+{% macro spark__stream_view_keys_sql(view, reads, keys) %}
   {%- set variants = [] -%}
   {%- for changed in view.occurrences if reads[changed.input].minus is not none -%}
-    {%- for sign, others in pairs -%}
+    {%- for sign, others in [['minus', 'old'], ['plus', 'new']] -%}
       {%- set picks = [] -%}
       {%- for occurrence in view.occurrences -%}
         {%- do picks.append(sign if occurrence.token == changed.token else others) -%}
@@ -216,17 +204,18 @@ group by {{ names }}
 {% endmacro %}
 
 
-{% macro stream_view_changes_sql(keys_sql, rows_sql, keys, columns, commit_version) %}
-  {{ return(adapter.dispatch('stream_view_changes_sql', 'dbt_tablestream')(keys_sql, rows_sql, keys, columns,
+{% macro stream_view_changes_sql(keys_relation, rows_sql, keys, columns, commit_version) %}
+  {{ return(adapter.dispatch('stream_view_changes_sql', 'dbt_tablestream')(keys_relation, rows_sql, keys, columns,
                                                                            commit_version)) }}
 {% endmacro %}
 
 
-{#-- A window's change rows, in a stream read's columns (change_rows_sql): an UPDATE_AFTER with the
-     view's row for each listed key it has, and a DELETE for each listed key it no longer has. Keys
-     match NULL-safely, so a NULL key is refused by the write's check rather than lost. A statement
-     of its own (the WITH clause of the reads is _stream_view_with's). --#}
-{% macro spark__stream_view_changes_sql(keys_sql, rows_sql, keys, columns, commit_version) %}
+{#-- A window's change rows, in a stream read's columns (change_rows_sql): for each listed key (in
+     `keys_relation`), an UPDATE_AFTER with the view's row when the select gives one, else a
+     DELETE. The select is read once, for the listed keys alone (a semi join, which Spark pushes
+     into the input that holds the key). Keys match NULL-safely, so a NULL key is refused by the
+     write's check rather than lost. The WITH clause of the reads is _stream_view_with's. --#}
+{% macro spark__stream_view_changes_sql(keys_relation, rows_sql, keys, columns, commit_version) %}
   {%- set lowered = keys | map('lower') | list -%}
   {%- set matches = {'rows': [], 'keys': []} -%}
   {%- for key in keys -%}
@@ -234,31 +223,23 @@ group by {{ names }}
     {%- do matches.rows.append('__tablestream_view.' ~ quoted ~ ' <=> __tablestream_keys.' ~ quoted) -%}
     {%- do matches['keys'].append('__tablestream_keys.' ~ quoted ~ ' <=> __tablestream_rows.' ~ quoted) -%}
   {%- endfor -%}
-  {%- set kept, deleted = [], [] -%}
+  {%- set selected = [] -%}
   {%- for column in columns -%}
     {%- set quoted = dbt_tablestream._sql_identifier(column.name) -%}
-    {%- do kept.append(quoted) -%}
-    {%- do deleted.append(('__tablestream_keys.' ~ quoted if column.name | lower in lowered
-                           else 'cast(null as ' ~ column.dtype ~ ')') ~ ' as ' ~ quoted) -%}
+    {%- do selected.append(('__tablestream_keys.' if column.name | lower in lowered else '__tablestream_rows.')
+                           ~ quoted ~ ' as ' ~ quoted) -%}
   {%- endfor -%}
-  {%- set stream_columns = "cast(" ~ commit_version ~ " as bigint) as __commit_version, "
-                           ~ "cast(null as timestamp) as __commit_timestamp" -%}
   {%- set sql -%}
-with __tablestream_keys as (
-{{ keys_sql }}
-  ),
-  __tablestream_rows as (
-      select __tablestream_view.* from (
+select {{ selected | join(', ') }},
+  case when __tablestream_rows.__tablestream_present then 'UPDATE_AFTER' else 'DELETE' end as __change_type,
+  cast({{ commit_version }} as bigint) as __commit_version, cast(null as timestamp) as __commit_timestamp
+from {{ keys_relation }} as __tablestream_keys
+left join (
+  select __tablestream_view.*, true as __tablestream_present from (
 {{ rows_sql }}
-    ) as __tablestream_view
-    left semi join __tablestream_keys on {{ matches.rows | join(' and ') }}
-  )
-  select {{ kept | join(', ') }}, 'UPDATE_AFTER' as __change_type, {{ stream_columns }}
-  from __tablestream_rows
-  union all
-  select {{ deleted | join(', ') }}, 'DELETE' as __change_type, {{ stream_columns }}
-  from __tablestream_keys
-  left anti join __tablestream_rows on {{ matches['keys'] | join(' and ') }}
+  ) as __tablestream_view
+  left semi join {{ keys_relation }} as __tablestream_keys on {{ matches.rows | join(' and ') }}
+) as __tablestream_rows on {{ matches['keys'] | join(' and ') }}
   {%- endset -%}
   {{ return(sql) }}
 {% endmacro %}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deltalake import DeltaTable
 
 from tests.functional.local import shared_spark, sql_path
 from tests.functional.streams import StreamBench
@@ -103,6 +104,9 @@ def assert_views_kept(bench: StreamBench, views: tuple[str, ...]) -> None:
         assert target(view) == recomputed(bench, view), view
 
 
+# A fixed scenario the property test (test_stream_view_properties.py) covers with 48 new histories
+# in every CI run: in the opt-in scenarios tier, which CI runs in its slices (tests/opt_in_slices.py).
+@pytest.mark.scenarios
 def test_views_follow_their_inputs_through_updates_of_join_and_group_keys_and_deletes(tmp_path: Path) -> None:
     bench = view_bench(tmp_path)
     sql("insert into app.r values (1, 'north'), (2, 'south')")
@@ -131,9 +135,10 @@ def test_views_follow_their_inputs_through_updates_of_join_and_group_keys_and_de
 
 
 def lose_offsets_rows(bench: StreamBench, view: str) -> None:
-    """The view's last offsets rows gone (one INSERT wrote them), as a run killed after its target
-    commit and before its offsets rows leaves them under the reapply protocol
-    (docs/architecture.md, "Exactly once without session settings")."""
+    """What a run killed after its target commit and before its offsets rows leaves under the
+    reapply protocol (docs/architecture.md, "Views"): its last offsets rows (one INSERT wrote them)
+    missing, and its scratch table of change rows, which a run drops after its offsets rows, still
+    there (its rows do not matter: a run only looks for it)."""
     last = max(row["committed_at"] for row in bench.offsets() if row["stream_name"].startswith(f"{view}__"))
     offsets = sql_path(bench.warehouse / "analytics.db" / "tablestream_offsets")
     sql(
@@ -141,15 +146,21 @@ def lose_offsets_rows(bench: StreamBench, view: str) -> None:
         f" and committed_at = timestamp'{last.isoformat(sep=' ')}'"
     )
     assert max(row["committed_at"] for row in bench.offsets() if row["stream_name"].startswith(f"{view}__")) < last
+    sql(f"create table analytics.{view}__tablestream_changes (lost int) using delta")
 
 
-def test_a_window_applied_again_after_a_lost_offsets_row_finds_what_the_lost_window_did_and_the_next_undid(
-    tmp_path: Path,
-) -> None:
-    """Under the reapply protocol a run whose offsets rows a crash lost is applied again by the
-    next run, from the older position over a longer window. A change the lost window made and the
-    next window undid nets to nothing over the longer window, yet the target holds it: the keys
-    listed must include it (stream_view_keys_sql's `reapplied`)."""
+REBUILT = "CREATE OR REPLACE TABLE AS SELECT"  # a rebuild's commit (_stream_view_rebuild)
+
+
+def last_operation(bench: StreamBench, view: str) -> str:
+    return str(DeltaTable(str(bench.target_path(view))).history(1)[0]["operation"])
+
+
+def test_a_run_lost_after_its_commit_on_a_sql_warehouse_is_followed_by_a_rebuild(tmp_path: Path) -> None:
+    """Under the reapply protocol a run whose offsets rows a crash lost would be applied again by the
+    next run, from the older position over a longer window, where a change the lost window made and
+    the next window undid nets to nothing, yet the target holds it. The next run finds the lost
+    run's scratch table and rebuilds the view; the run after it applies its window."""
     bench = view_bench(tmp_path, ("keyed_inner",), {"tablestream_commit_protocol": "reapply"})
     sql("insert into app.r values (1, 'north'), (2, 'south')")
     sql("insert into app.c values (1, 'retail', 1), (2, 'retail', 2)")
@@ -166,6 +177,13 @@ def test_a_window_applied_again_after_a_lost_offsets_row_finds_what_the_lost_win
     sql("update app.c set segment = 'retail' where c_id = 2")
     bench.run()
     assert_views_kept(bench, ("keyed_inner",))
+    assert not bench.target_path("keyed_inner__tablestream_changes").exists()
+    assert last_operation(bench, "keyed_inner") == REBUILT
+
+    sql("update app.f set amount = 30 where id = 2")
+    bench.run()
+    assert_views_kept(bench, ("keyed_inner",))
+    assert last_operation(bench, "keyed_inner") != REBUILT
 
 
 REFUSED = {
@@ -224,4 +242,5 @@ def test_a_view_it_cannot_keep_is_refused_and_nothing_is_written(tmp_path: Path)
     for name, (_, fragments) in REFUSED.items():
         bench.refused(name, *fragments)
         assert not bench.target_path(name).exists(), name
-    assert not (bench.warehouse / "analytics.db" / "repeated_key__tablestream_changes").exists()
+    for scratch in ("keys", "changes"):
+        assert not (bench.warehouse / "analytics.db" / f"repeated_key__tablestream_{scratch}").exists()
