@@ -89,6 +89,46 @@ def keyed_lane_branches(seed: int) -> set[str]:
     return found
 
 
+def view_lane_branches(seed: int) -> set[str]:
+    """tests/functional/test_stream_view_properties.py's lanes (both kinds of its histories)."""
+    from tests.functional.test_stream_view_properties import random_history
+
+    found: set[str] = set()
+    for index, rng in enumerate(lane_randoms(seed)):
+        present: dict[str, dict[int, tuple[Any, ...]]] = {"f": {}, "c": {}, "r": {}}
+        deleted: dict[str, set[int]] = {"f": set(), "c": set(), "r": set()}
+        runs = 1
+        for step in random_history(rng, every_run=index % 2 == 1):
+            if step[0] == "run":
+                runs += 1
+                continue
+            table, key, values = step
+            rows = present[table]
+            if values is None:
+                if key in rows:
+                    found.add(f"delete of {table}")
+                    deleted[table].add(key)
+                    del rows[key]
+                continue
+            if key in deleted[table]:
+                found.add("a re-insert")
+            old = rows.get(key)
+            if old is None:
+                found.add(f"insert of {table}")
+            elif table == "f" and old[0] != values[0]:
+                found.add("a fact's join key moves")
+            elif table == "c" and old[0] != values[0]:
+                found.add("a group key moves")
+            elif table == "c" and old[1] != values[1]:
+                found.add("a dimension's join key moves")
+            if (table == "f" and values[0] is None) or (table == "c" and values[1] is None):
+                found.add("a NULL join key")
+            rows[key] = values
+        if runs > 1:
+            found.add("several runs")
+    return found
+
+
 def event_lane_branches(seed: int) -> set[str]:
     """tests/functional/test_cdc_events.py's lanes of CDC events."""
     from tests.functional.test_cdc_events import random_event_history
@@ -221,6 +261,23 @@ GENERATORS: list[tuple[Callable[[int], set[str]], set[str]]] = [
             "delete then insert again in one window",
             "insert then delete in one window",
             "a key changed 3 times in one window",
+        },
+    ),
+    (
+        view_lane_branches,
+        {
+            "several runs",
+            "insert of f",
+            "insert of c",
+            "insert of r",
+            "delete of f",
+            "delete of c",
+            "delete of r",
+            "a re-insert",
+            "a fact's join key moves",
+            "a group key moves",
+            "a dimension's join key moves",
+            "a NULL join key",
         },
     ),
     (
