@@ -54,6 +54,31 @@ MODEL_SQL = {
 }
 
 
+def run_medians(runs: list[Run], models: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """Per model, the median seconds of its processes, and of its statements' count and seconds."""
+    return {
+        model: {
+            "seconds": statistics.median(run.seconds for run in runs if run.model == model),
+            "statements": statistics.median(len(run.statements) for run in runs if run.model == model),
+            "statement_seconds": statistics.median(run.statement_seconds for run in runs if run.model == model),
+        }
+        for model in models
+    }
+
+
+def last_run_lines(model: str, runs: list[Run], gaps: dict[tuple[str, int], list[float]]) -> list[str]:
+    """The last run of `model`, statement by statement: each one's seconds and those until the next."""
+    last = [run for run in runs if run.model == model][-1]
+    return [
+        f"\n{model}, round {last.round}: {last.seconds:.2f} s, {len(last.statements)} statements",
+        "  statement s, then s until the next statement (its rows' fetch and dbt's work between), the statement",
+        *(
+            f"  {elapsed:7.3f} {gap:7.3f}  {sql}"
+            for (sql, elapsed), gap in zip(last.statements, gaps[(model, last.round)], strict=True)
+        ),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000_000, help="the source's rows (default 20M)")
@@ -102,20 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         / next(r.seconds for r in runs if (r.model, r.round) == (REBUILD, round))
         for round in range(1, args.rounds + 1)
     ]
-    medians = {
-        model: {
-            "seconds": statistics.median(run.seconds for run in runs if run.model == model),
-            "statements": statistics.median(len(run.statements) for run in runs if run.model == model),
-            "statement_seconds": statistics.median(run.statement_seconds for run in runs if run.model == model),
-        }
-        for model in (MERGE, REBUILD)
-    }
+    medians = run_medians(runs, (MERGE, REBUILD))
     for model in (MERGE, REBUILD):
-        last = [run for run in runs if run.model == model][-1]
-        log(f"\n{model}, round {last.round}: {last.seconds:.2f} s, {len(last.statements)} statements")
-        log("  statement s, then s until the next statement (its rows' fetch and dbt's work between), the statement")
-        for (sql, elapsed), gap in zip(last.statements, gaps[(model, last.round)], strict=True):
-            log(f"  {elapsed:7.3f} {gap:7.3f}  {sql}")
+        for line in last_run_lines(model, runs, gaps):
+            log(line)
     for model, values in medians.items():
         log(f"{model}: median {values['seconds']:.2f} s, {values['statement_seconds']:.2f} s in statements")
     line = (

@@ -92,11 +92,12 @@ def timed_statements() -> Iterator[list[Statement]]:
         ThreadSessionCursor.fetchall = fetchall  # type: ignore[method-assign]
 
 
-def profile_run(bench: Bench, model: str) -> dict[str, Any]:
-    """One `dbt run` of `model`: its seconds, split into its statements' execution, their fetches and the rest."""
+def profile_run(bench: Bench, model: str, logged: list[tuple[str, float]] | None = None) -> dict[str, Any]:
+    """One `dbt run` of `model`: its seconds, split into its statements' execution, their fetches and
+    the rest; `logged` collects what dbt's log says of each statement (Bench.dbt)."""
     with timed_statements() as sent:
         started = time.perf_counter()
-        bench.dbt(["run", "-s", model])
+        bench.dbt(["run", "-s", model], logged)
         seconds = time.perf_counter() - started
     execute = sum(statement.execute for statement in sent)
     fetch = sum(statement.fetch for statement in sent)
@@ -130,6 +131,17 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "statements": len(ordered[len(ordered) // 2]["statements"]),
         "median_run": ordered[len(ordered) // 2],
     }
+
+
+def median_run_lines(model: str, found: dict[str, Any]) -> list[str]:
+    """A model's median run (`summary`), statement by statement: its execution and its fetch."""
+    run = found["median_run"]
+    return [
+        f"{model}, the median run: {run['seconds']:.2f} s",
+        "| execute | fetch | statement |",
+        "|---|---|---|",
+        *(f"| {s['execute']:.2f} | {s['fetch']:.2f} | `{s['sql'][:80]}` |" for s in run["statements"]),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,11 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     summaries = {model: summary(done) for model, done in runs.items()}
     for model, found in summaries.items():
-        run = found["median_run"]
-        print(f"\n{model}, the median run: {run['seconds']:.2f} s")
-        print("| execute | fetch | statement |\n|---|---|---|")
-        for statement in run["statements"]:
-            print(f"| {statement['execute']:.2f} | {statement['fetch']:.2f} | `{statement['sql'][:80]}` |")
+        print("\n" + "\n".join(median_run_lines(model, found)))
     line = "RESULT " + " ".join(
         f"{model}_{part}={found[part]:.2f}"
         for model, found in summaries.items()

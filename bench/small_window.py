@@ -168,7 +168,9 @@ def statement_gaps(log_file: Path) -> list[float]:
 class Project:
     """The temporary dbt project, with a `local` and a `thrift` target."""
 
-    def __init__(self, work: Path, local_warehouse: Path, models: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, work: Path, local_warehouse: Path, models: dict[str, str] | None = None, sources_yml: str = SOURCES_YML
+    ) -> None:
         self.root = work / "project"
         self.logs = work / "logs"
         (self.root / "models").mkdir(parents=True)
@@ -176,7 +178,7 @@ class Project:
         project = {"name": "small_window", "version": "1.0.0", "config-version": 2, "profile": "small_window"}
         (self.root / "dbt_project.yml").write_text(yaml.safe_dump(project))
         (self.root / "packages.yml").write_text(yaml.safe_dump({"packages": [{"local": str(ROOT)}]}))
-        (self.root / "models" / "sources.yml").write_text(SOURCES_YML)
+        (self.root / "models" / "sources.yml").write_text(sources_yml)
         for name, sql in (models or MODEL_SQL).items():
             (self.root / "models" / f"{name}.sql").write_text(sql)
         (self.root / "macros" / "sw_sql.sql").write_text(SQL_MACRO)
