@@ -12,7 +12,8 @@ that line. It runs every one named even after a failure, and exits 1 if any fail
     python bench/tiny.py aggregate mirror     # some
 
 The benchmarks that start processes of their own run `--tiny` alone (bench/README.md, below its
-table: small_window.py, fresh_scale.py, local_start.py, pending.py and run.py's cold starts).
+table: small_window.py, fresh_scale.py, local_start.py, pending.py and run.py's cold starts); but
+view.py, whose fresh part runs `dbt` processes on a warehouse of their own beside this one's session.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ IN_PROCESS: dict[str, tuple[str, list[str]]] = {
     "run_warehouse": ("run", ["--warehouse"]),
     "run_changes": ("run", ["--changes"]),
     "aggregate": ("aggregate", []),
+    "view": ("view", []),
     "events": ("events", []),
     "history": ("history", []),
     "log_read": ("log_read", []),
@@ -69,6 +71,8 @@ RESULT_KEYS = {
     "run_changes": "changes_vs_table_changes spark_net_vs_package_net changes_vs_floor",
     "aggregate": "clustered_stream_aggregate_vs_table_Nm clustered_cdf_incremental_vs_table_Nm "
     "extremes_stream_aggregate_vs_table_Nm extremes_cdf_incremental_vs_table_Nm targets_equal_group_by",
+    "view": "keyed_warm_vs_rebuild keyed_fresh_vs_rebuild keyed_last_vs_first_warm keyed_last_vs_first_fresh "
+    "grouped_warm_vs_rebuild grouped_fresh_vs_rebuild grouped_last_vs_first_warm grouped_last_vs_first_fresh",
     "events": "events_vs_plain_N%",
     "history": "scd2_vs_plain",
     "log_read": "log_read_vs_feed_read log_run_vs_feed_run log_read_vs_full_diff",

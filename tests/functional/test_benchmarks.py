@@ -35,6 +35,7 @@ IN_SLICES: dict[str, list[str]] = {
             "run_warehouse",
             "run_changes",
             "aggregate",
+            "view",
             "events",
             "history",
             "log_read",
