@@ -119,6 +119,7 @@ OPT_IN_SECONDS: dict[str, float] = {
     "tests/functional/test_stream_targets_dml.py::test_raw_dml_on_a_stream_target_behaves_as_on_plain_delta[current]": 21,
     "tests/functional/test_stream_targets_dml.py::test_raw_dml_on_a_stream_target_behaves_as_on_plain_delta[log]": 18,
     "tests/functional/test_stream_view.py::test_views_follow_their_inputs_through_updates_of_join_and_group_keys_and_deletes": 214,
+    "tests/functional/test_stream_view_properties.py::test_random_histories_of_a_fact_and_its_dimensions_keep_every_view_equal_to_its_select": 288,
     "tests/functional/test_table_stream.py::test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch[changelog]": 19,
     "tests/functional/test_table_stream.py::test_a_dropped_target_after_a_full_refresh_is_rebuilt_in_a_new_epoch[table_changes]": 17,
     "tests/functional/test_table_stream.py::test_full_refresh_starts_a_new_epoch[changelog]": 12,
