@@ -106,10 +106,10 @@
      before the write. A window's keys, then its change rows, are written to scratch Delta tables
      beside the target (_stream_view_scratch_relation): the keys first, as the change rows read
      them twice and Spark would inline a WITH clause's keys at each read; the change rows next, as
-     the key check, the window's measures and the write each read them. The keys' table is
-     dropped once the change rows are written, theirs by the write's part after it, both by a
-     refusal before it raises. A cache would not serve: Spark does not match a cached view whose
-     select has a WITH clause inside another WITH clause, as the net write's is. Then
+     the key check, the window's measures and the write each read them. Both stay until the run's
+     offsets rows are logged (_stream_view_finished), or a refusal drops them before it raises. A
+     cache would not serve: Spark does not match a cached view whose select has a WITH clause
+     inside another WITH clause, as the net write's is. Then
      stream_merge's plan of the net write (_stream_merge_plan): the window's keys measured and the
      write chosen from them. --#}
 {% macro _stream_view_prepare(run) %}
@@ -125,14 +125,11 @@
       create or replace table {{ scratch.changes }} using delta as
       {{ run.rows_sql }}
     {%- endcall -%}
-    {%- do adapter.drop_relation(scratch['keys']) -%}
     {%- do run.update({'rows_sql': 'select * from ' ~ scratch.changes}) -%}
   {%- endif -%}
   {%- set checked = run_query(dbt_tablestream.stream_view_key_check_sql(run.rows_sql, keys, run.rebuild)).rows[0] -%}
   {%- if checked['duplicated'] > 0 or checked['null_keys'] > 0 -%}
-    {%- if not run.rebuild -%}
-      {%- do adapter.drop_relation(scratch.changes) -%}
-    {%- endif -%}
+    {%- if not run.rebuild -%}{%- do dbt_tablestream._stream_view_drop_scratch() -%}{%- endif -%}
     {{ exceptions.raise_compiler_error(dbt_tablestream._stream_view_subject() ~ " ("
         ~ dbt_tablestream._stream_window_text(run.stream) ~ "): "
         ~ (checked['duplicated'] ~ " keys have more than one row in its select, for example " ~ checked['examples']
@@ -186,7 +183,11 @@
 {#-- After the offsets rows of a window run: its scratch tables dropped (a rebuild for a lost run
      drops those the lost run left). --#}
 {% macro _stream_view_finished(run) %}
-  {%- if run.kind != 'window' -%}{{ return(none) }}{%- endif -%}
+  {%- if run.kind == 'window' -%}{%- do dbt_tablestream._stream_view_drop_scratch() -%}{%- endif -%}
+{% endmacro %}
+
+
+{% macro _stream_view_drop_scratch() %}
   {%- for part in ['keys', 'changes'] -%}
     {%- do adapter.drop_relation(dbt_tablestream._stream_view_scratch_relation(part)) -%}
   {%- endfor -%}
