@@ -49,6 +49,7 @@ MACRO_FILES = (
     "materializations/validate.sql",
     "materializations/stream_write_choice.sql",
     "streams/view_shape.sql",
+    "streams/view_reads.sql",
 )
 
 

@@ -130,14 +130,27 @@
 
 {#-- A window's rows with how many times it added each (`__tablestream_net`, negative for the rows
      it removed): a row of the change feed (`changes`: its read, with Delta's `_change_type`)
-     counts +1 as an insert or update_postimage and -1 otherwise, summed per whole row. --#}
+     counts +1 as an insert or update_postimage and -1 otherwise, summed per whole row. Spark
+     cannot group by a VARIANT value (nor a struct or array holding one), so such a column is
+     grouped by its JSON text: two equal values whose texts differ stay apart, which lists their
+     key for recomputing, never loses it (spark__stream_view_keys_sql). --#}
 {% macro spark__stream_view_net_rows_sql(changes, columns) %}
-  {%- set names = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
+  {%- set selected, grouped = [], [] -%}
+  {%- for column in columns -%}
+    {%- set quoted = dbt_tablestream._sql_identifier(column.name) -%}
+    {%- if modules.re.search('(^|[<,:\s])variant($|[>,\s])', column.dtype | lower) -%}
+      {%- do selected.append('any_value(' ~ quoted ~ ') as ' ~ quoted) -%}
+      {%- do grouped.append('to_json(' ~ quoted ~ ')') -%}
+    {%- else -%}
+      {%- do selected.append(quoted) -%}
+      {%- do grouped.append(quoted) -%}
+    {%- endif -%}
+  {%- endfor -%}
   {%- set sql -%}
-select {{ names }},
+select {{ selected | join(', ') }},
   sum(case when _change_type in ('insert', 'update_postimage') then 1 else -1 end) as __tablestream_net
 from {{ changes }} as __tablestream_changes
-group by {{ names }}
+group by {{ grouped | join(', ') }}
   {%- endset -%}
   {{ return(sql) }}
 {% endmacro %}
