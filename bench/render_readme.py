@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aggregate
 import run
 import small_window
+import view
 
 BENCH = Path(__file__).resolve().parent
 README = BENCH / "README.md"
@@ -80,6 +81,12 @@ def aggregate_report(documents: list[Document]) -> list[str]:
         for pattern, by_size in document["medians"].items()
     }
     return [*aggregate.markdown(medians), "", result_line(document)]
+
+
+def view_report(documents: list[Document]) -> list[str]:
+    """bench/view.py's own report (`--report`): each select's medians and ratios, each model's median warm run."""
+    (document,) = documents
+    return [*view.markdown(document), "", result_line(document)]
 
 
 def run_profile(documents: list[Document]) -> list[str]:
@@ -350,6 +357,7 @@ RENDERERS: dict[tuple[str, ...], Renderer] = {
     ("log_read.json",): log_read,
     ("log_read_50k.json", "log_read_dv_50k.json"): log_read,
     ("ingest.json",): ingest,
+    ("view.json",): view_report,
 }
 
 
