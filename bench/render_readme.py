@@ -89,6 +89,34 @@ def view_report(documents: list[Document]) -> list[str]:
     return [*view.markdown(document), "", result_line(document)]
 
 
+# bench/experiments/view_keys.py's parts of a view's window, as its points name them.
+VIEW_KEYS_PARTS = {
+    "feed_sales": "the sales' change feed over the window, counted",
+    "net_sales": "the sales' window netted per row (`stream_view_net_rows_sql`)",
+    "feed_customers": "the customers' change feed over the window, counted",
+    "net_customers": "the customers' window netted per row",
+    "variant_0": "listing: the sales removed, with the customers and products as of the start",
+    "variant_1": "listing: the sales added, with the customers and products as of the end",
+    "variant_2": "listing: the customers removed, with the sales and products as of the start",
+    "variant_3": "listing: the customers added, with the sales and products as of the end",
+    "keys": "the listing as a run sends it (the four's UNION)",
+    "keys_hinted": "the same, a `BROADCAST` hint in each netted read's definition",
+    "nets_written": "each window's netted rows written to a Delta table",
+    "keys_over_written_nets": "the listing, reading the netted rows from those tables",
+    "changes": "the change rows of the listed keys, as a run sends them",
+    "rebuild_select": "the view's select over the sources, counted",
+    "rebuild": "the view's select written as a table (a `table` model's run)",
+}
+
+
+def view_keys(documents: list[Document]) -> list[str]:
+    """bench/experiments/view_keys.py's parts, the median of each part's repeats."""
+    (document,) = documents
+    (point,) = document["points"]
+    rows = [[label, seconds(statistics.median(point[part]))] for part, label in VIEW_KEYS_PARTS.items()]
+    return [*table(["part of the keyed view's window", "seconds"], rows), "", result_line(document)]
+
+
 def run_profile(documents: list[Document]) -> list[str]:
     """Each model's median run split into its statements' execution, their fetches and dbt's own work."""
     rows = [
@@ -358,6 +386,7 @@ RENDERERS: dict[tuple[str, ...], Renderer] = {
     ("log_read_50k.json", "log_read_dv_50k.json"): log_read,
     ("ingest.json",): ingest,
     ("view.json",): view_report,
+    ("view_keys.json",): view_keys,
 }
 
 
