@@ -89,17 +89,14 @@ def view_report(documents: list[Document]) -> list[str]:
     return [*view.markdown(document), "", result_line(document)]
 
 
-# bench/experiments/view_keys.py's parts of a view's window, as its points name them.
+# bench/experiments/view_keys.py's parts of a view's window, as its points name them; its
+# listing's selects (`variant_<n>`) are labelled from their own SQL (view_keys_variant).
 VIEW_KEYS_PARTS = {
     "feed_sales": "the sales' change feed over the window, counted",
     "net_sales": "the sales' window netted per row (`stream_view_net_rows_sql`)",
     "feed_customers": "the customers' change feed over the window, counted",
     "net_customers": "the customers' window netted per row",
-    "variant_0": "listing: the sales removed, with the customers and products as of the start",
-    "variant_1": "listing: the sales added, with the customers and products as of the end",
-    "variant_2": "listing: the customers removed, with the sales and products as of the start",
-    "variant_3": "listing: the customers added, with the sales and products as of the end",
-    "keys": "the listing as a run sends it (the four's UNION)",
+    "keys": "the listing as a run sends it (its selects' UNION)",
     "keys_hinted": "the same, a `BROADCAST` hint in each netted read's definition",
     "nets_written": "each window's netted rows written to a Delta table",
     "keys_over_written_nets": "the listing, reading the netted rows from those tables",
@@ -107,13 +104,35 @@ VIEW_KEYS_PARTS = {
     "rebuild_select": "the view's select over the sources, counted",
     "rebuild": "the view's select written as a table (a `table` model's run)",
 }
+VIEW_KEYS_READS = {"minus": "removed", "plus": "added", "changed": "removed and added", "old": "start", "new": "end"}
+
+
+def view_keys_variant(sql: str) -> str:
+    """A listing select's label from its reads: `listing: sales removed; customers, products at the start`."""
+    reads = re.findall(r"__tablestream_read_\d+_(\w+) as (\w+)", sql)
+    tables = {"s": "sales", "c": "customers", "p": "products"}
+    changed = [
+        f"{tables.get(alias, alias)} {VIEW_KEYS_READS[read]}"
+        for read, alias in reads
+        if read in ("minus", "plus", "changed")
+    ]
+    others = [
+        f"{tables.get(alias, alias)} "
+        + ("at the end with its removed rows" if read == "wide" else f"at the {VIEW_KEYS_READS[read]}")
+        for read, alias in reads
+        if read not in ("minus", "plus", "changed")
+    ]
+    return "listing: " + ", ".join(changed) + "; " + ", ".join(others)
 
 
 def view_keys(documents: list[Document]) -> list[str]:
     """bench/experiments/view_keys.py's parts, the median of each part's repeats."""
     (document,) = documents
     (point,) = document["points"]
-    rows = [[label, seconds(statistics.median(point[part]))] for part, label in VIEW_KEYS_PARTS.items()]
+    labels = {f"variant_{n}": view_keys_variant(sql) for n, sql in enumerate(point["variants"])}
+    order = [*list(VIEW_KEYS_PARTS)[:4], *labels, *list(VIEW_KEYS_PARTS)[4:]]
+    labels |= VIEW_KEYS_PARTS
+    rows = [[labels[part], seconds(statistics.median(point[part]))] for part in order if part in point]
     return [*table(["part of the keyed view's window", "seconds"], rows), "", result_line(document)]
 
 

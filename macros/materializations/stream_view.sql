@@ -92,7 +92,8 @@
                             {'name': '__commit_timestamp', 'dtype': 'timestamp'}] -%}
   {%- set keys_relation = dbt_tablestream._stream_view_scratch_relation('keys') -%}
   {#-- A run whose windows hold no change row (each input's window empty or a snapshot) lists no key. --#}
-  {%- set keys_sql = dbt_tablestream.stream_view_keys_sql(run.view, run.reads, keys)
+  {%- set keys_sql = dbt_tablestream.stream_view_keys_sql(run.view, run.reads, keys,
+                                                          dbt_tablestream._stream_view_grows_with_inputs(explained))
       or 'select ' ~ dbt_tablestream._quoted_columns(keys) ~ ' from (\n' ~ rows_sql ~ '\n) where 1 = 0' -%}
   {%- set changes_sql = dbt_tablestream.stream_view_changes_sql(keys_relation, rows_sql, keys, schema,
                                                                 run.stream.through) -%}

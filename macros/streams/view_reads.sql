@@ -102,14 +102,16 @@
      empty `minus` and `plus`, the rows it removed and added: its change feed netted per whole row
      (stream_view_net_rows_sql), so a row changed and changed back is in neither, a carry-over (a
      row rewritten unchanged) cancels itself, and a row's before and after images of one update
-     are each in one. `definitions`: [name, select] each,
+     are each in one; and `changed` and `wide`, a select's reads when its keys only grow with its
+     inputs' rows (spark__stream_view_keys_sql): the rows the window removed or added, and the
+     relation as of its window's end with the rows it removed. `definitions`: [name, select] each,
      in the order they may be defined. --#}
 {% macro _stream_view_reads(input, relation, columns, index) %}
   {%- set prefix = '__tablestream_read_' ~ index ~ '_' -%}
   {%- set definitions = [[prefix ~ 'new', 'select * from ' ~ relation ~ ' version as of ' ~ input.through],
                          [prefix ~ 'old', 'select * from ' ~ relation ~ ' version as of ' ~ input.after]] -%}
-  {%- set reads = {'new': prefix ~ 'new', 'old': prefix ~ 'old', 'minus': none, 'plus': none,
-                   'definitions': definitions} -%}
+  {%- set reads = {'new': prefix ~ 'new', 'old': prefix ~ 'old', 'minus': none, 'plus': none, 'changed': none,
+                   'wide': none, 'definitions': definitions} -%}
   {%- if input.view is not none and not input.snapshot -%}
     {%- do definitions.append([prefix ~ 'net', dbt_tablestream.stream_view_net_rows_sql(input.view, columns)]) -%}
     {%- set names = dbt_tablestream._quoted_columns(columns | map(attribute='name')) -%}
@@ -118,6 +120,13 @@
                                                 ~ '__tablestream_net ' ~ test]) -%}
       {%- do reads.update({sign: prefix ~ sign}) -%}
     {%- endfor -%}
+    {#-- The window's columns are its end version's (a window ends before a schema change), so the
+         relation as of that version has them. --#}
+    {%- do definitions.append([prefix ~ 'changed', 'select ' ~ names ~ ' from ' ~ prefix ~ 'net where '
+                                                   ~ '__tablestream_net <> 0']) -%}
+    {%- do definitions.append([prefix ~ 'wide', 'select ' ~ names ~ ' from ' ~ prefix ~ 'new union all select '
+                                                ~ names ~ ' from ' ~ prefix ~ 'minus']) -%}
+    {%- do reads.update({'changed': prefix ~ 'changed', 'wide': prefix ~ 'wide'}) -%}
   {%- endif -%}
   {{ return(reads) }}
 {% endmacro %}
@@ -190,8 +199,8 @@ group by {{ grouped | join(', ') }}
 {% endmacro %}
 
 
-{% macro stream_view_keys_sql(view, reads, keys) %}
-  {{ return(adapter.dispatch('stream_view_keys_sql', 'dbt_tablestream')(view, reads, keys)) }}
+{% macro stream_view_keys_sql(view, reads, keys, grows=false) %}
+  {{ return(adapter.dispatch('stream_view_keys_sql', 'dbt_tablestream')(view, reads, keys, grows)) }}
 {% endmacro %}
 
 
@@ -200,16 +209,22 @@ group by {{ grouped | join(', ') }}
      removed with every other read as of its window's start, and over the rows it added with every
      other read as of its window's end. Any row of the view that a window adds, removes or changes
      is built from such a row, so its key is among these; a key listed whose row did not change is
-     written again unchanged. None when no window has changes. --#}
-{% macro spark__stream_view_keys_sql(view, reads, keys) %}
+     written again unchanged. When the select's keys only grow with its inputs' rows (`grows`,
+     _stream_view_grows_with_inputs), one select per such read lists a superset of those keys: the
+     read's removed and added rows together (`changed`), every other read as of its window's end
+     with the rows its window removed (`wide`, which holds both its start's rows and its end's),
+     so each other input is read once rather than twice. Each key is listed once (the change rows hold
+     one row per listed key). None when no window has changes. --#}
+{% macro spark__stream_view_keys_sql(view, reads, keys, grows=false) %}
   {%- set variants = [] -%}
   {%- for changed in view.occurrences if reads[changed.input].minus is not none -%}
-    {%- for sign, others in [['minus', 'old'], ['plus', 'new']] -%}
+    {%- for sign, others in ([['changed', 'wide']] if grows else [['minus', 'old'], ['plus', 'new']]) -%}
       {%- set picks = [] -%}
       {%- for occurrence in view.occurrences -%}
-        {%- do picks.append(sign if occurrence.token == changed.token else others) -%}
+        {%- set other = 'new' if others == 'wide' and reads[occurrence.input].wide is none else others -%}
+        {%- do picks.append(sign if occurrence.token == changed.token else other) -%}
       {%- endfor -%}
-      {%- do variants.append('select ' ~ dbt_tablestream._quoted_columns(keys) ~ ' from (\n'
+      {%- do variants.append('select distinct ' ~ dbt_tablestream._quoted_columns(keys) ~ ' from (\n'
           ~ dbt_tablestream._stream_view_variant(view, reads, picks) ~ '\n) as __tablestream_variant') -%}
     {%- endfor -%}
   {%- endfor -%}

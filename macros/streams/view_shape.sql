@@ -191,6 +191,19 @@
 {% endmacro %}
 
 
+{#-- Whether the keys a kept select gives can only grow as rows are added to any of its reads
+     (docs/architecture.md, "Views"): true unless Spark's optimized plan of it has an outer join,
+     whose NULL-extended row leaves when a matching row arrives. Every other node a kept select may
+     have keeps a key while a row it comes from remains: a join or a filter passes rows on by a
+     rule of their own, an aggregate or a window partitioned by the key keeps a row for every
+     group that has one. spark__stream_view_keys_sql lists such a select's keys with one read per
+     changed input rather than two. --#}
+{% macro _stream_view_grows_with_inputs(explained) %}
+  {%- set optimized = dbt_tablestream._stream_view_plan_sections(explained).optimized -%}
+  {{ return(modules.re.search('\\bJoin (LeftOuter|RightOuter|FullOuter|LeftAnti)\\b', optimized) is none) }}
+{% endmacro %}
+
+
 {#-- What to write instead of a node or a join a run cannot apply a window to. --#}
 {% macro _stream_view_node_remedy(node) %}
   {%- set remedies = {

@@ -69,12 +69,15 @@ VIEWS = {
         "left join {r} as r on c.lane = r.lane and c.r_id = r.r_id\n"
         "group by f.lane, coalesce(c.segment, 'none')",
     ),
-    # A window function partitioned by the key: each customer's largest order.
+    # A window function partitioned by the key over an inner join: each customer's largest order.
+    # With keyed_inner, a select without an outer join, whose keys a run lists with one select per
+    # changed input (spark__stream_view_keys_sql's `grows`); the two left-joined views list exactly.
     "largest_per_customer": (
         "['lane', 'c_id']",
-        "select lane, c_id, id, amount from (\n"
-        "  select f.*, row_number() over (partition by f.lane, f.c_id order by f.amount desc, f.id desc) as rn\n"
-        "  from {f} as f where f.c_id is not null\n"
+        "select lane, c_id, id, amount, segment from (\n"
+        "  select f.lane, f.c_id, f.id, f.amount, c.segment,\n"
+        "    row_number() over (partition by f.lane, f.c_id order by f.amount desc, f.id desc) as rn\n"
+        "  from {f} as f join {c} as c on f.lane = c.lane and f.c_id = c.c_id\n"
         ") where rn = 1",
     ),
 }
