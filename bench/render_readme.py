@@ -404,6 +404,7 @@ RENDERERS: dict[tuple[str, ...], Renderer] = {
     ("log_read.json",): log_read,
     ("log_read_50k.json", "log_read_dv_50k.json"): log_read,
     ("ingest.json",): ingest,
+    ("view.json",): view_report,
     ("view_exact_listing.json",): view_report,
     ("view_keys.json",): view_keys,
     ("view_keys_grows.json",): view_keys,
