@@ -45,6 +45,19 @@ TINY_ROWS = 10_000
 _SHARED: dict[str, Path] = {}
 
 
+def bench_environment() -> None:
+    """A benchmark process's environment, unless the caller set it: dbt's tracking off, Spark bound to
+    the loopback address, Spark's Python workers this interpreter."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def log(line: str) -> None:
+    """A benchmark's progress line, printed at once."""
+    print(line, flush=True)
+
+
 def share_session(warehouse: Path, overrides: dict[str, str]) -> None:
     """Start this process's local session on `warehouse`, the one every benchmark run in the
     process then uses (bench/tiny.py: a JVM's start costs more than most tiny runs)."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -38,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import TINY_HELP, change_statements, machine, results_path, source_statements
+from _harness import TINY_HELP, bench_environment, change_statements, log, machine, results_path, source_statements
 from small_window import Project, Run, statement_gaps
 
 MERGE, REBUILD = "fs_merge", "fs_rebuild"
@@ -91,12 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out = results_path(args.out, "fresh_scale.json", args.tiny)
     if args.rounds < 1 or args.rows < 1000:
         parser.error(f"--rounds must be at least 1 and --rows at least 1000, got {args.rounds} and {args.rows}")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-    def log(line: str) -> None:
-        print(line, flush=True)
+    bench_environment()
 
     def statements(sql: list[str]) -> None:
         project.dbt("local", ["run-operation", "sw_sql", "--args", json.dumps({"statements": sql})])

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -70,7 +69,9 @@ from _harness import (
     Bench,
     ColdRun,
     Measurement,
+    bench_environment,
     bench_workspace,
+    log,
     machine,
     results_path,
     run_model,
@@ -664,12 +665,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.skip_cold = args.skip_cold or mode != "run"
     headline = 0.001 if 0.001 in args.fractions else args.fractions[0]
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-    def log(line: str) -> None:
-        print(line, flush=True)
+    bench_environment()
 
     started = time.perf_counter()
     if args.cold_only:

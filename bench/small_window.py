@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import statistics
 import sys
@@ -48,7 +47,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import ROOT, TINY_HELP, local_cluster, machine, results_path, timed_process
+from _harness import ROOT, TINY_HELP, bench_environment, local_cluster, log, machine, results_path, timed_process
 
 MODELS = ("sw_merge", "sw_log", "sw_incremental")
 STOCK = "sw_incremental"
@@ -404,14 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out = results_path(args.out, "small_window.json", args.tiny)
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    bench_environment()
     sys.path[:0] = [str(ROOT)]  # the Thrift cluster (tests/cluster) imports from here on
     measured_on = machine()
-
-    def log(line: str) -> None:
-        print(line, flush=True)
 
     started = time.perf_counter()
     arguments = {"rounds": args.rounds, "topologies": args.topologies, "rows": ROWS, "changed": CHANGED}

@@ -23,7 +23,6 @@ import contextlib
 import importlib
 import io
 import json
-import os
 import re
 import shutil
 import sys
@@ -35,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import share_session
+from _harness import bench_environment, share_session
 
 from dbt.adapters.tablestream._class_archive import CLASS_ARCHIVE_SETTING
 
@@ -136,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"not a benchmark that runs in one process: {' '.join(unknown)}")
     out_dir: Path = args.out_dir or Path(tempfile.mkdtemp(prefix="tablestream-bench-tiny-"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    bench_environment()
     warehouse = Path(tempfile.mkdtemp(prefix="tablestream-bench-tiny-warehouse-"))
     started = time.perf_counter()
     share_session(warehouse, SHORT_LIVED_SESSION)

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -57,7 +56,9 @@ from _harness import (
     TINY_ROWS,
     Bench,
     Measurement,
+    bench_environment,
     bench_workspace,
+    log,
     results_path,
     variant_medians,
     write_results,
@@ -308,12 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1 or args.customers > args.rows:
         parser.error(f"--rounds must be at least 1 and --customers at most --rows, got {args.rounds}, {args.customers}")
     args.out = results_path(args.out, "view.json", args.tiny)
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-    def log(line: str) -> None:
-        print(line, flush=True)
+    bench_environment()
 
     started = time.perf_counter()
     with bench_workspace("tablestream-bench-view-") as work:

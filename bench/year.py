@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import TINY_HELP, Bench, machine, results_path, run_process
+from _harness import TINY_HELP, Bench, bench_environment, machine, results_path, run_process
 
 STREAM = "stream_merge__app_src"
 
@@ -79,9 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         # when its stream's rows in the log, the build's and its own counted, reach a multiple.
         args.commits = -(2 + args.warmup + args.rounds) % args.compact_every
     args.out = results_path(args.out, "year.json", args.tiny)
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    bench_environment()
     import pyarrow.compute as pc
     from deltalake import DeltaTable, write_deltalake
     from deltalake.transaction import PostCommitHookProperties
