@@ -298,20 +298,26 @@ class Bench:
         self.jvm = jvm_pid()
         self.dbt(["deps"])
 
-    def dbt(self, args: list[str], statements: list[tuple[str, float]] | None = None) -> None:
-        """dbt in-process, quiet; `statements` collects each statement dbt sent (its first words) and its time."""
+    def dbt(
+        self,
+        args: list[str],
+        statements: list[tuple[str, float]] | None = None,
+        sql_sent: list[str] | None = None,
+    ) -> None:
+        """dbt in-process, quiet; `statements` collects each statement dbt sent (its first words) and
+        its time, `sql_sent` each statement's whole text (dbt's comment header removed)."""
         from dbt.cli.main import dbtRunner
 
         sent: list[str] = []
 
         def record(event: Any) -> None:
-            if statements is None:
-                return
             if event.info.name == "SQLQuery":
                 sql = str(event.data.sql)
                 sql = sql.split("*/", 1)[1] if sql.lstrip().startswith("/*") else sql
                 sent.append(" ".join(sql.split())[:100])
-            elif event.info.name == "SQLQueryStatus":
+                if sql_sent is not None:
+                    sql_sent.append(sql)
+            elif event.info.name == "SQLQueryStatus" and statements is not None:
                 statements.append((sent[-1] if sent else "?", float(event.data.elapsed)))
 
         result = dbtRunner(callbacks=[record]).invoke(

@@ -45,32 +45,6 @@ SCRATCH = "analytics.view_keys_listed"
 JOINS = ("SortMergeJoin", "BroadcastHashJoin", "ShuffledHashJoin")
 
 
-def sent_statements(bench: Bench, model: str) -> list[str]:
-    """Every statement a `dbt run -s <model>` sends, in order, dbt's comment header removed."""
-    from dbt.cli.main import dbtRunner
-
-    sent: list[str] = []
-
-    def record(event: Any) -> None:
-        if event.info.name == "SQLQuery":
-            sent.append(re.sub(r"^\s*/\*.*?\*/\s*", "", str(event.data.sql), flags=re.S))
-
-    arguments = [
-        "--quiet",
-        "run",
-        "-s",
-        model,
-        "--project-dir",
-        str(bench.project),
-        "--profiles-dir",
-        str(bench.project),
-    ]
-    result = dbtRunner(callbacks=[record]).invoke(arguments)
-    if not result.success:
-        raise RuntimeError(f"dbt run -s {model} failed: {result.exception or result.result}")
-    return sent
-
-
 def created_select(sent: list[str], scratch: str) -> str:
     """The select of the statement that wrote the scratch table `<view>__tablestream_<scratch>`."""
     marker = f"__tablestream_{scratch} using delta as"
@@ -100,7 +74,8 @@ def main() -> None:
         for round in (1, 2):
             for statement in view.change_sql(args.rows, args.customers, args.segments, round):
                 bench.sql(statement)
-            sent = sent_statements(bench, MODEL)
+            sent: list[str] = []
+            bench.dbt(["run", "-s", MODEL], sql_sent=sent)
         keys_sql, changes_sql = created_select(sent, "keys"), created_select(sent, "changes")
         definitions, _, listing = keys_sql.partition("\n)\nselect ")
         definitions += "\n)\n"
@@ -108,62 +83,62 @@ def main() -> None:
         inputs = dict(re.findall(r"(__tablestream_read_\d+)_net as \(.*?table_changes\('app\.(\w+)'", keys_sql, re.S))
         bench.sql(f"create or replace table {SCRATCH} using delta as {keys_sql}")
         changes_sql = re.sub(r"analytics\.view_keyed__tablestream_keys", SCRATCH, changes_sql)
-        rebuild_select = view.SELECTS["keyed"].replace("{{ source('app', 'sales') }}", "app.sales")
-        rebuild_select = rebuild_select.replace("{{ source('app', 'customers') }}", "app.customers")
-        rebuild_select = rebuild_select.replace("{{ source('app', 'products') }}", "app.products")
+        rebuild_select = re.sub(r"\{\{ source\('app', '(\w+)'\) \}\}", r"app.\1", view.SELECTS["keyed"])
 
-        def timed(statement: str) -> list[float]:
+        def timed(statements: list[str]) -> list[float]:
             seconds = []
             for _ in range(args.repeats):
                 began = time.perf_counter()
-                for part in statement.split(";"):
-                    bench.sql(part)
+                for statement in statements:
+                    bench.sql(statement)
                 seconds.append(time.perf_counter() - began)
             return seconds
 
-        parts: dict[str, str] = {}
+        # Each part's statements, timed together.
+        parts: dict[str, list[str]] = {}
         for read, table in inputs.items():
             feed = re.search(rf"table_changes\('app\.{table}', \d+, \d+\)", keys_sql)
             assert feed is not None, table
-            parts[f"feed_{table}"] = f"select count(*) from {feed.group(0)}"
-            parts[f"net_{table}"] = f"{definitions}select count(*) from {read}_net"
+            parts[f"feed_{table}"] = [f"select count(*) from {feed.group(0)}"]
+            parts[f"net_{table}"] = [f"{definitions}select count(*) from {read}_net"]
         for number, variant in enumerate(variants):
-            parts[f"variant_{number}"] = f"{definitions}select count(*) from ({variant})"
-        parts["keys"] = f"select count(*) from ({keys_sql})"
+            parts[f"variant_{number}"] = [f"{definitions}select count(*) from ({variant})"]
+        parts["keys"] = [f"select count(*) from ({keys_sql})"]
         hinted = re.sub(r"(__tablestream_read_\d+_(?:minus|plus) as \(\nselect )", r"\1/*+ BROADCAST */ ", keys_sql)
-        parts["keys_hinted"] = f"select count(*) from ({hinted})"
+        parts["keys_hinted"] = [f"select count(*) from ({hinted})"]
         nets = re.findall(r"(__tablestream_read_(\d+)_net) as \(\n(.*?)\n\),", keys_sql, re.S)
-        parts["nets_written"] = ";".join(
+        parts["nets_written"] = [
             f"create or replace table analytics.view_keys_net_{number} using delta as {body}"
             for _, number, body in nets
-        )
+        ]
         over_nets = keys_sql
         for name, number, body in nets:
             over_nets = over_nets.replace(
                 f"{name} as (\n{body}\n)", f"{name} as (\nselect * from analytics.view_keys_net_{number}\n)"
             )
-        parts["keys_over_written_nets"] = f"select count(*) from ({over_nets})"
+        parts["keys_over_written_nets"] = [f"select count(*) from ({over_nets})"]
         assert hinted != keys_sql and over_nets != keys_sql, "the listing's netted reads were not found"
-        parts["changes"] = f"select count(*) from ({changes_sql})"
-        parts["rebuild_select"] = f"select count(*) from ({rebuild_select})"
-        parts["rebuild"] = f"create or replace table analytics.view_keys_rebuilt using delta as {rebuild_select}"
+        parts["changes"] = [f"select count(*) from ({changes_sql})"]
+        parts["rebuild_select"] = [f"select count(*) from ({rebuild_select})"]
+        parts["rebuild"] = [f"create or replace table analytics.view_keys_rebuilt using delta as {rebuild_select}"]
+
+        def joins(name: str) -> dict[str, int]:
+            """How Spark joins in a part's select: its physical plan's joins by kind."""
+            (statement,) = parts[name]
+            plan = bench.sql(f"explain {statement}")[0][0]
+            return {kind: plan.count(kind) for kind in JOINS}
+
         point: dict[str, Any] = {
             "variants": variants,
             "keys_listed": bench.sql(f"select count(*) from {SCRATCH}")[0][0],
-            # How Spark joins in each listing: its physical plan's joins by kind.
-            "joins": {
-                name: {kind: bench.sql(f"explain {parts[name]}")[0][0].count(kind) for kind in JOINS}
-                for name in ("keys", "keys_hinted")
-            },
+            "joins": {name: joins(name) for name in ("keys", "keys_hinted")},
         }
-        for name, statement in parts.items():
-            point[name] = timed(statement)
-            if name == "nets_written":
-                point["joins"]["keys_over_written_nets"] = {
-                    kind: bench.sql(f"explain {parts['keys_over_written_nets']}")[0][0].count(kind) for kind in JOINS
-                }
+        for name, statements in parts.items():
+            point[name] = timed(statements)
+            if name == "nets_written":  # the listing over the written rows is planned once they exist
+                point["joins"]["keys_over_written_nets"] = joins("keys_over_written_nets")
             print(f"{name}: {' '.join(f'{s:.2f}' for s in point[name])}", flush=True)
-        listed = {name: bench.sql(parts[name])[0][0] for name in ("keys", "keys_hinted", "keys_over_written_nets")}
+        listed = {name: bench.sql(parts[name][0])[0][0] for name in ("keys", "keys_hinted", "keys_over_written_nets")}
         assert set(listed.values()) == {point["keys_listed"]}, f"the listings differ: {listed}"
     line = "RESULT " + " ".join(f"{name}={statistics.median(point[name]):.2f}" for name in parts)
     write_points(args.out, vars(args), started, [point], line)
